@@ -1,0 +1,4 @@
+import Foundation
+import OperationBridge
+
+print("OperationBridge demo")

@@ -1,0 +1,36 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "OperationBridge",
+    platforms: [
+        .macOS(.v13),
+        .iOS(.v16),
+        .tvOS(.v16),
+        .watchOS(.v9),
+        .visionOS(.v1),
+    ],
+    products: [
+        .library(name: "OperationBridge", targets: ["OperationBridge"])
+    ],
+    dependencies: [],
+    targets: [
+        .target(name: "OperationBridge"),
+        .testTarget(name: "OperationBridgeTests", dependencies: ["OperationBridge"]),
+        .executableTarget(
+            name: "UnfurlDemo",
+            dependencies: ["OperationBridge"],
+            path: "Examples/UnfurlDemo"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(contentsOf: [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ])
+    target.swiftSettings = settings
+}

@@ -1,0 +1,159 @@
+public import Foundation
+
+/// An `Operation` whose work may outlive `main()`: it ends only when ``finish()`` is called.
+///
+/// Subclass it, override ``main()`` to start the work, and call ``finish()`` once the work has
+/// ended — from any thread. This is the class that many codebases hand-copy; it keeps their
+/// public members, so a copy can be deleted in favour of `import OperationBridge`.
+///
+/// ```swift
+/// final class FetchOperation: AsyncOperation, @unchecked Sendable {
+///     override func main() {
+///         service.fetch { [self] _ in finish() }
+///     }
+/// }
+/// ```
+///
+/// ## Lifecycle
+/// The state (pending → executing → finished) lives in one lock-protected state machine.
+/// `isExecuting`/`isFinished` change notifications are sent outside the lock, after the new
+/// state is readable, so the Linux `OperationQueue` (which reads `isFinished` back
+/// synchronously from `didChangeValue`) and KVO on Apple platforms both see a consistent value.
+///
+/// - An operation is never marked finished before it has been started. Calling ``finish()``
+///   early is remembered and honoured by `start()`, which then skips ``main()``.
+/// - A cancelled operation finishes when it is started, without running ``main()``; a queue
+///   starts cancelled operations promptly, even when their dependencies have not finished.
+/// - Calling `start()` a second time is ignored. Calling ``finish()`` twice is ignored.
+///
+/// ## Cancellation
+/// `cancel()` only sets `isCancelled`, as for any `Operation`; the running work should check
+/// `isCancelled` and call ``finish()``. Cancellation never finishes an operation by itself,
+/// so dependents never start while the work is still running.
+///
+/// ## Threading
+/// Every member may be called from any thread. Awaiting an `AsyncOperation` from async code
+/// (see ``Foundation/Operation/finished()``) does not rely on KVO or `completionBlock`: the
+/// operation notifies its awaiters directly when it finishes.
+open class AsyncOperation: Operation, @unchecked Sendable {
+    // Safety: every stored property below is only touched while holding `lock`. Subclasses in
+    // this module keep their own mutable state under the same lock, so that a result and the
+    // lifecycle change together.
+    let lock = NSLock()
+    private var lifecycle = LifecycleStateMachine()
+
+    /// Creates a pending operation.
+    public override init() {
+        super.init()
+    }
+
+    /// Always `true`: the operation ends when ``finish()`` is called, not when ``main()`` returns.
+    open override var isAsynchronous: Bool { true }
+
+    /// `true` from the moment the operation starts running ``main()`` until it has finished.
+    /// Thread-safe.
+    open override var isExecuting: Bool {
+        lock.withCriticalSection { lifecycle.isExecuting }
+    }
+
+    /// `true` once ``finish()`` has completed. Thread-safe.
+    open override var isFinished: Bool {
+        lock.withCriticalSection { lifecycle.isFinished }
+    }
+
+    /// Begins the operation. Queues call it; you may call it by hand on an operation that is
+    /// not in a queue.
+    ///
+    /// A cancelled operation (or one whose ``finish()`` was already requested) finishes here
+    /// without running ``main()``. Otherwise the operation becomes executing and ``main()``
+    /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
+    open override func start() {
+        let cancelled = isCancelled
+        let action = lock.withCriticalSection { lifecycle.start(isCancelled: cancelled) }
+        switch action {
+        case .ignore:
+            return
+        case .finishWithoutRunning:
+            operationWillFinish()
+            sendFinishNotifications(wasExecuting: false)
+        case .beginExecuting:
+            willChangeValue(forKey: "isExecuting")
+            let finishRequested = lock.withCriticalSection { lifecycle.enteredExecuting() }
+            didChangeValue(forKey: "isExecuting")
+            if finishRequested {
+                finishLifecycle()
+            } else if prepareToRun() {
+                main()
+            }
+        }
+    }
+
+    /// Starts the operation's work. Override it, and call ``finish()`` when the work has ended.
+    ///
+    /// Runs on the thread that started the operation (a queue's worker thread). The default
+    /// implementation traps: an `AsyncOperation` without work would never finish.
+    open override func main() {
+        preconditionFailure("\(type(of: self)) must override main() and call finish() when its work has ended")
+    }
+
+    /// Marks the operation finished, so that its queue and its dependents move on and its
+    /// awaiters resume.
+    ///
+    /// Call it exactly once, from any thread, when the work has ended — also when the work
+    /// stopped because the operation was cancelled. Later calls are ignored. Called before the
+    /// operation has started, the request is remembered and the operation finishes as soon as
+    /// it is started, without running ``main()``.
+    open func finish() {
+        finishLifecycle()
+    }
+
+    // MARK: - Internal machinery
+
+    /// Finishes the lifecycle. Subclasses' `finish` variants funnel into this.
+    final func finishLifecycle() {
+        operationWillFinish()
+        let claim = lock.withCriticalSection { lifecycle.claimFinish() }
+        guard case .notify(let wasExecuting) = claim else { return }
+        sendFinishNotifications(wasExecuting: wasExecuting)
+    }
+
+    private func sendFinishNotifications(wasExecuting: Bool) {
+        withExtendedLifetime(self) {
+            if wasExecuting { willChangeValue(forKey: "isExecuting") }
+            willChangeValue(forKey: "isFinished")
+            let observers = lock.withCriticalSection { lifecycle.completeFinish() }
+            if wasExecuting { didChangeValue(forKey: "isExecuting") }
+            didChangeValue(forKey: "isFinished")
+            for observer in observers { observer() }
+        }
+    }
+
+    /// Called just before the operation is claimed as finished (also when it finishes without
+    /// running). Result operations use it to record the cancellation failure.
+    func operationWillFinish() {}
+
+    /// Called after the operation became executing and before ``main()``. Returning `false`
+    /// skips ``main()``; the override must then have finished the operation.
+    func prepareToRun() -> Bool { true }
+
+    /// Whether `finish` has been claimed. Callers must hold `lock`.
+    var lifecycleIsFinishingOrFinishedLocked: Bool { lifecycle.isFinishingOrFinished }
+
+    /// Whether the operation has been started. Thread-safe.
+    var hasStarted: Bool { lock.withCriticalSection { lifecycle.hasStarted } }
+
+    /// Registers `callback` to run once, right after the operation has finished.
+    ///
+    /// - Returns: An identifier for ``removeFinishObserver(_:)``, or `nil` when the operation
+    ///   has already finished; the callback is then not called.
+    func addFinishObserver(
+        _ callback: @escaping LifecycleStateMachine.FinishObserver
+    ) -> LifecycleStateMachine.ObserverID? {
+        lock.withCriticalSection { lifecycle.addObserver(callback) }
+    }
+
+    /// Removes an observer that has not run yet.
+    func removeFinishObserver(_ id: LifecycleStateMachine.ObserverID) {
+        lock.withCriticalSection { _ = lifecycle.removeObserver(id) }
+    }
+}

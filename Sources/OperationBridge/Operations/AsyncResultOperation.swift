@@ -1,0 +1,143 @@
+import Foundation
+
+/// An ``AsyncOperation`` that ends with a typed `Result`.
+///
+/// Subclass it, override ``AsyncOperation/main()``, and end the work with
+/// ``finish(with:)``. The members match the classic hand-copied class (`result`,
+/// `finish(with:)`, `cancel(with:)`), so existing subclasses compile unchanged.
+///
+/// ```swift
+/// final class UnfurlOperation: AsyncResultOperation<URL, UnfurlError>, @unchecked Sendable {
+///     let shortURL: URL
+///     init(shortURL: URL) { self.shortURL = shortURL }
+///     override func main() {
+///         resolver.resolve(shortURL) { [self] url in
+///             finish(with: url.map(Result.success) ?? .failure(.notFound))
+///         }
+///     }
+/// }
+/// let url = try await queue.run(UnfurlOperation(shortURL: link))
+/// ```
+///
+/// ## Result
+/// ``result`` is lock-protected and readable from any thread. The first result stored wins:
+/// ``finish(with:)`` or ``cancel(with:)`` after a result exists are ignored (the lifecycle still
+/// finishes). Calling ``finish()`` without a result on an operation that is not cancelled is a
+/// programmer error and traps with a message naming the type.
+///
+/// ## Cancellation
+/// `cancel()` never traps (the classic class trapped unless every subclass overrode it). It
+/// records a cancellation failure as the result when `Failure` can express one — `Failure`
+/// is `CancellationError`, a supertype such as `any Error`, or adopts
+/// ``CancellationRepresentable`` — and otherwise leaves the result `nil`. A cancelled operation
+/// that has not started finishes when its queue starts it; a running one finishes when its work
+/// calls ``finish(with:)`` or ``finish()``.
+open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unchecked Sendable {
+    // Safety: guarded by the inherited `lock`, together with the lifecycle.
+    private var storedResult: Result<Success, Failure>?
+
+    /// Creates a pending operation without a result.
+    public override init() {
+        super.init()
+    }
+
+    /// The operation's result: `nil` until one is stored. Thread-safe.
+    ///
+    /// After the operation has finished, `nil` means it was cancelled and `Failure` cannot
+    /// express cancellation.
+    public var result: Result<Success, Failure>? {
+        lock.withCriticalSection { storedResult }
+    }
+
+    /// Stores `result` and finishes the operation.
+    ///
+    /// Only the first result is kept; later calls are ignored. Call it from any thread, once the
+    /// work has ended. Called before the operation has started, the result is kept and the
+    /// operation finishes as soon as it is started.
+    public func finish(with result: Result<Success, Failure>) {
+        store(result)
+        finishLifecycle()
+    }
+
+    /// Finishes an operation that was cancelled and has no result to report.
+    ///
+    /// - Precondition: the operation is cancelled or already has a result. A result operation
+    ///   that is running and not cancelled must end with ``finish(with:)``; calling `finish()`
+    ///   then traps with a message naming the type.
+    public final override func finish() {
+        let hasResult = lock.withCriticalSection { storedResult != nil || lifecycleIsFinishingOrFinishedLocked }
+        guard hasResult || isCancelled else {
+            preconditionFailure(
+                "\(type(of: self)).finish() was called without a result on an operation that is not cancelled: "
+                    + "call finish(with:) to provide a result."
+            )
+        }
+        finishLifecycle()
+    }
+
+    /// Cancels the operation, recording the default cancellation failure as its result when
+    /// `Failure` can express one (see ``CancellationRepresentable``).
+    ///
+    /// Safe to call at any time, from any thread, any number of times; it never finishes the
+    /// operation by itself. Subclasses may override it to stop their work (calling
+    /// ``cancel(with:)`` or `super.cancel()`).
+    open override func cancel() {
+        if let failure = FailureConversion.cancellation(as: Failure.self) {
+            store(.failure(failure))
+        }
+        super.cancel()
+    }
+
+    /// Cancels the operation, recording `error` as its result unless it already has one.
+    ///
+    /// Like `cancel()`, this does not finish the operation: the running work still calls
+    /// ``finish()`` or ``finish(with:)`` (whose result is then ignored), and an operation that
+    /// has not started finishes when it is started.
+    public func cancel(with error: Failure) {
+        store(.failure(error))
+        super.cancel()
+    }
+
+    override func operationWillFinish() {
+        guard isCancelled, let failure = FailureConversion.cancellation(as: Failure.self) else { return }
+        store(.failure(failure))
+    }
+
+    /// Stores `result` unless a result exists or the operation is already finishing.
+    private func store(_ result: Result<Success, Failure>) {
+        lock.withCriticalSection {
+            if storedResult == nil && !lifecycleIsFinishingOrFinishedLocked {
+                storedResult = result
+            }
+        }
+    }
+}
+
+extension AsyncResultOperation: ChainedOperationOutputProviding {
+    /// The success value, if the operation succeeded; `nil` otherwise. Thread-safe.
+    public var output: Any? {
+        guard case .success(let value) = result else { return nil }
+        return value
+    }
+}
+
+extension AsyncResultOperation: ChainedInputProviding {
+    func chainedInput<Input>(as _: Input.Type) -> ChainedInput<Input> {
+        let cancelled = isCancelled
+        switch result {
+        case .success(let value):
+            if let input = value as? Input { return .value(input) }
+            return .notProvided
+        case .failure(let error):
+            guard Success.self is Input.Type else { return .notProvided }
+            return .unavailable(upstreamError(cancelled ? .cancelled : .failed(error)))
+        case nil:
+            guard Success.self is Input.Type, cancelled else { return .notProvided }
+            return .unavailable(upstreamError(.cancelled))
+        }
+    }
+
+    private func upstreamError(_ reason: UpstreamFailedError.Reason) -> UpstreamFailedError {
+        UpstreamFailedError(upstreamType: String(describing: type(of: self)), upstreamName: name, reason: reason)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// A result operation that takes its input from an upstream operation it depends on.
+///
+/// Two ways to connect the input, both resolved when the operation starts (after its
+/// dependencies have finished):
+/// - **Typed:** ``takeInput(from:)`` (or ``init(inputFrom:)``) names one upstream
+///   ``AsyncResultOperation`` whose `Success` is `Input`, checked by the compiler, and adds the
+///   dependency.
+/// - **Classic:** `addDependency(_:)` on any operation adopting
+///   ``ChainedOperationOutputProviding``; the first dependency whose `output` is an `Input`
+///   provides it.
+///
+/// An input passed to ``init(input:)`` wins over both.
+///
+/// ```swift
+/// let unfurl = UnfurlOperation(shortURL: link)                // AsyncResultOperation<URL, …>
+/// let fetchTitle = FetchTitleOperation()                      // Chained…<URL, String, …>
+/// fetchTitle.takeInput(from: unfurl)
+/// queue.addOperations([unfurl, fetchTitle], waitUntilFinished: false)
+/// ```
+///
+/// ## When the upstream failed
+/// If the upstream the input would come from failed or was cancelled, the operation does not
+/// run ``AsyncOperation/main()`` with a missing input (the classic class did). Following
+/// ``upstreamFailurePolicy`` (default ``UpstreamFailurePolicy/fail``) it finishes with a
+/// failure built from ``UpstreamFailedError``; set ``UpstreamFailurePolicy/runWithoutInput``
+/// to keep the classic behaviour. With no upstream at all, `main()` runs with `input == nil`.
+///
+/// ## Cancellation and threading
+/// As for ``AsyncResultOperation``. A cancelled operation does not resolve its input.
+/// ``input`` is readable from any thread.
+open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
+    AsyncResultOperation<Output, Failure>, @unchecked Sendable
+{
+    // Safety: guarded by the inherited `lock`.
+    private var storedInput: Input?
+    private var typedUpstream: (any ChainedInputProviding)?
+    private var storedPolicy: UpstreamFailurePolicy = .fail
+
+    /// Creates an operation with a fixed input, or one taken from an upstream when `nil`.
+    public init(input: Input? = nil) {
+        storedInput = input
+        super.init()
+    }
+
+    /// Creates an operation that takes its input from `upstream` (see ``takeInput(from:)``).
+    public convenience init<UpstreamFailure: Error>(inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>) {
+        self.init(input: nil)
+        takeInput(from: upstream)
+    }
+
+    /// The input: the one given at creation, or the upstream's output once the operation has
+    /// started. Thread-safe.
+    public var input: Input? {
+        lock.withCriticalSection { storedInput }
+    }
+
+    /// What to do when the upstream failed or was cancelled. Defaults to
+    /// ``UpstreamFailurePolicy/fail``. Set it before the operation starts. Thread-safe.
+    public var upstreamFailurePolicy: UpstreamFailurePolicy {
+        get { lock.withCriticalSection { storedPolicy } }
+        set { lock.withCriticalSection { storedPolicy = newValue } }
+    }
+
+    /// Takes the input from `upstream`'s success value, and makes this operation depend on it.
+    ///
+    /// The types are checked by the compiler. Call it before the operation is queued. A later
+    /// call replaces the upstream (the earlier dependency stays). An input given at creation
+    /// still wins.
+    public func takeInput<UpstreamFailure: Error>(from upstream: AsyncResultOperation<Input, UpstreamFailure>) {
+        lock.withCriticalSection { typedUpstream = upstream }
+        addDependency(upstream)
+    }
+
+    override func prepareToRun() -> Bool {
+        guard case .unavailable(let error) = resolveInput() else { return true }
+        if upstreamFailurePolicy == .runWithoutInput { return true }
+        if let failure = FailureConversion.upstreamFailure(error, as: Failure.self) {
+            finish(with: .failure(failure))
+        } else {
+            cancel()
+            finish()
+        }
+        return false
+    }
+
+    /// Resolves and stores the input. Returns how it went.
+    private func resolveInput() -> ChainedInput<Input> {
+        let (existing, typed) = lock.withCriticalSection { (storedInput, typedUpstream) }
+        if let existing { return .value(existing) }
+
+        let resolution: ChainedInput<Input>
+        if let typed {
+            resolution = typed.chainedInput(as: Input.self)
+        } else {
+            resolution = Self.scan(dependencies)
+        }
+        if case .value(let value) = resolution {
+            lock.withCriticalSection { storedInput = value }
+        }
+        return resolution
+    }
+
+    /// The classic scan: the first dependency providing an `Input` wins; failing that, the
+    /// first package result operation of the right type that failed or was cancelled.
+    private static func scan(_ dependencies: [Operation]) -> ChainedInput<Input> {
+        var firstUnavailable: UpstreamFailedError?
+        for dependency in dependencies {
+            if let provider = dependency as? any ChainedInputProviding {
+                switch provider.chainedInput(as: Input.self) {
+                case .value(let value): return .value(value)
+                case .unavailable(let error): firstUnavailable = firstUnavailable ?? error
+                case .notProvided: continue
+                }
+            } else if let provider = dependency as? any ChainedOperationOutputProviding,
+                let value = provider.output as? Input
+            {
+                return .value(value)
+            }
+        }
+        return firstUnavailable.map(ChainedInput.unavailable) ?? .notProvided
+    }
+}

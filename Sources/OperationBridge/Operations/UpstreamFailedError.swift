@@ -1,0 +1,67 @@
+/// The failure of a chained operation whose upstream did not provide its input.
+///
+/// By default (``UpstreamFailurePolicy/fail``) a ``ChainedAsyncResultOperation`` does not run
+/// with a missing input when the operation it takes its input from failed or was cancelled. It
+/// finishes with this error instead, converted to its `Failure` type:
+/// - `Failure` adopts ``UpstreamFailureRepresentable``: its ``UpstreamFailureRepresentable/upstreamFailed(_:)``;
+/// - `Failure` is `UpstreamFailedError` or a supertype such as `any Error`: this error itself;
+/// - otherwise its cancellation failure (see ``CancellationRepresentable``), and if `Failure`
+///   cannot express that either, the operation ends cancelled without a result.
+public struct UpstreamFailedError: Error, CustomStringConvertible {
+    /// Why the upstream provided no input.
+    public enum Reason: Sendable {
+        /// The upstream finished with this failure.
+        case failed(any Error)
+        /// The upstream was cancelled.
+        case cancelled
+    }
+
+    /// The upstream operation's type name, for diagnostics.
+    public let upstreamType: String
+    /// The upstream operation's `name`, if it had one.
+    public let upstreamName: String?
+    /// Why the upstream provided no input.
+    public let reason: Reason
+
+    /// Creates an error describing `upstream`'s missing output.
+    public init(upstreamType: String, upstreamName: String? = nil, reason: Reason) {
+        self.upstreamType = upstreamType
+        self.upstreamName = upstreamName
+        self.reason = reason
+    }
+
+    /// A sentence naming the upstream and what happened to it.
+    public var description: String {
+        let name = upstreamName.map { " '\($0)'" } ?? ""
+        switch reason {
+        case .failed(let error):
+            return "Upstream operation \(upstreamType)\(name) failed: \(error)"
+        case .cancelled:
+            return "Upstream operation \(upstreamType)\(name) was cancelled"
+        }
+    }
+}
+
+/// An error type that can carry an ``UpstreamFailedError``, so that a chained operation whose
+/// upstream failed reports it in its own `Failure` type.
+///
+/// ```swift
+/// enum TitleError: Error, UpstreamFailureRepresentable {
+///     case notHTML
+///     case upstream(UpstreamFailedError)
+///     static func upstreamFailed(_ error: UpstreamFailedError) -> TitleError { .upstream(error) }
+/// }
+/// ```
+public protocol UpstreamFailureRepresentable: Error {
+    /// The failure that reports `error`.
+    static func upstreamFailed(_ error: UpstreamFailedError) -> Self
+}
+
+/// What a ``ChainedAsyncResultOperation`` does when the upstream it takes its input from
+/// failed or was cancelled.
+public enum UpstreamFailurePolicy: Sendable {
+    /// Do not run; finish with a failure that says so (see ``UpstreamFailedError``). The default.
+    case fail
+    /// Run `main()` with a `nil` input, as the classic hand-copied class did.
+    case runWithoutInput
+}

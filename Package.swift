@@ -30,7 +30,6 @@ for target in package.targets {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),
-        .enableUpcomingFeature("InternalImportsByDefault"),
     ])
     target.swiftSettings = settings
 }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An `Operation` whose work may outlive `main()`: it ends only when ``finish()`` is called.
 ///

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A one-shot "this operation has finished" callback for any `Operation`, without KVO (absent
+/// on Linux) and without touching `completionBlock` (which belongs to the user).
+///
+/// - The package's own operations (``AsyncOperation`` and subclasses) call their observers
+///   directly when they finish.
+/// - Any other operation is observed through a *sentinel*: a tiny operation that depends on it
+///   and runs on a private queue once it has finished — the dependency mechanism works the same
+///   way on Linux and Apple platforms.
+struct FinishObservation: Sendable {
+    private enum Kind {
+        case direct(AsyncOperation, LifecycleStateMachine.ObserverID)
+        case sentinel(FinishSentinel, observed: Operation)
+    }
+
+    private let kind: Kind
+
+    /// Calls `callback` once `operation` has finished.
+    ///
+    /// - Returns: A handle to stop observing, or `nil` when the operation had already finished;
+    ///   `callback` is then never called.
+    static func observe(
+        _ operation: Operation,
+        _ callback: @escaping @Sendable () -> Void
+    ) -> FinishObservation? {
+        if let operation = operation as? AsyncOperation {
+            guard let id = operation.addFinishObserver(callback) else { return nil }
+            return FinishObservation(kind: .direct(operation, id))
+        }
+        if operation.isFinished { return nil }
+        let sentinel = FinishSentinel(callback)
+        sentinel.addDependency(operation)
+        FinishSentinel.queue.addOperation(sentinel)
+        return FinishObservation(kind: .sentinel(sentinel, observed: operation))
+    }
+
+    /// Stops observing. The callback is not called afterwards, unless it is already running.
+    func cancel() {
+        switch kind {
+        case .direct(let operation, let id):
+            operation.removeFinishObserver(id)
+        case .sentinel(let sentinel, let observed):
+            sentinel.discard()
+            // Unlink first, so the sentinel never waits for `observed` again, then cancel it
+            // so its queue lets it go.
+            sentinel.removeDependency(observed)
+            sentinel.cancel()
+        }
+    }
+}
+
+/// The operation that stands in for an observer of a foreign operation: it depends on the
+/// observed operation and calls its callback when it runs.
+///
+/// Safety: the callback is only read and cleared while holding `lock`.
+final class FinishSentinel: Operation, @unchecked Sendable {
+    /// The private queue the sentinels wait in. Unlimited concurrency: a sentinel does nothing
+    /// but call a callback.
+    static let queue: OperationQueue = {
+        let queue = OperationQueue()
+        queue.name = "OperationBridge.FinishSentinel"
+        return queue
+    }()
+
+    private let lock = NSLock()
+    private var callback: (@Sendable () -> Void)?
+
+    init(_ callback: @escaping @Sendable () -> Void) {
+        self.callback = callback
+        super.init()
+    }
+
+    override func main() {
+        let callback = lock.withCriticalSection {
+            defer { self.callback = nil }
+            return self.callback
+        }
+        callback?()
+    }
+
+    /// Drops the callback without calling it.
+    func discard() {
+        lock.withCriticalSection { callback = nil }
+    }
+}

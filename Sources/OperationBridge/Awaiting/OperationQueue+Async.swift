@@ -1,0 +1,110 @@
+import Foundation
+
+extension OperationQueue {
+    /// Adds `operation` to the queue and returns its success value once it has finished.
+    ///
+    /// ```swift
+    /// let url = try await queue.run(UnfurlURLOperation(shortURL: link))
+    /// ```
+    ///
+    /// An operation that has already started or finished is not added again; its outcome is
+    /// awaited. Adding an operation that is pending in another queue is a programmer error
+    /// that Foundation traps on.
+    ///
+    /// - Throws: The operation's typed failure; `Failure.cancellation` when it ended cancelled.
+    ///
+    /// ## Cancellation
+    /// The awaiting task owns the operation: cancelling the task cancels the operation, and the
+    /// task gets the operation's own cancellation failure. If the operation has not started it
+    /// is answered at once (the queue later finishes it without running it); if it is running,
+    /// the call returns when it has finished, so no work outlives the task.
+    public func run<Success: Sendable, Failure: CancellationRepresentable>(
+        _ operation: AsyncResultOperation<Success, Failure>
+    ) async throws(Failure) -> Success {
+        enqueueUnlessStarted(operation)
+        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, cancellation: .cancellation)
+    }
+
+    /// Adds `operation` to the queue and returns its success value once it has finished.
+    ///
+    /// Same as ``run(_:)-(AsyncResultOperation<Success,Failure>)`` for operations whose
+    /// `Failure` is `any Error`.
+    ///
+    /// - Throws: The operation's failure; `CancellationError` when it ended cancelled without
+    ///   a result.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation, and the task gets the operation's own
+    /// cancellation failure (answered at once if it has not started, otherwise when it ends).
+    public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, any Error>) async throws -> Success {
+        enqueueUnlessStarted(operation)
+        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, cancellation: CancellationError())
+    }
+
+    /// Adds `operation` to the queue and returns its result once it has finished.
+    ///
+    /// Use it for operations whose `Failure` cannot express cancellation.
+    ///
+    /// - Returns: The result, or `nil` when the operation ended cancelled without a result or
+    ///   the awaiting task was cancelled before it started.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation. If it has not started, `nil` is
+    /// returned at once; if it is running, the call returns its result when it has finished.
+    public func runForOutcome<Success: Sendable, Failure>(
+        _ operation: AsyncResultOperation<Success, Failure>
+    ) async -> Result<Success, Failure>? {
+        enqueueUnlessStarted(operation)
+        guard await OperationWaiter.waitForFinish(of: operation, onTaskCancellation: .cancelOperation) else {
+            return nil
+        }
+        return operation.result
+    }
+
+    /// Adds any operation to the queue and returns once it has finished.
+    ///
+    /// The counterpart of ``run(_:)-(AsyncResultOperation<Success,Failure>)`` for operations
+    /// without a typed result: `BlockOperation`, your own `Operation` subclasses.
+    ///
+    /// - Throws: `CancellationError` when the awaiting task was cancelled before the operation
+    ///   finished.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation. If it has not started, the call
+    /// throws at once; if it is running, it waits until the operation has finished, then
+    /// returns normally (the operation did end).
+    public func runUntilFinished(_ operation: Operation) async throws(CancellationError) {
+        enqueueUnlessStarted(operation)
+        guard await OperationWaiter.waitForFinish(of: operation, onTaskCancellation: .cancelOperation) else {
+            throw CancellationError()
+        }
+    }
+
+    /// Suspends until every operation in the queue has finished, including operations added
+    /// while waiting — the async counterpart of the blocking
+    /// `waitUntilAllOperationsAreFinished()`, which Swift 6 forbids in async code.
+    ///
+    /// Never blocks a thread. A suspended queue is waited for until it is resumed and drained.
+    ///
+    /// - Throws: `CancellationError` when the awaiting task is cancelled first. The queue's
+    ///   operations are not cancelled.
+    public func waitUntilAllOperationsAreFinished() async throws(CancellationError) {
+        while true {
+            let pending = operations.filter { !$0.isFinished }
+            if pending.isEmpty {
+                // Finished operations may stay listed for a moment; let the queue catch up.
+                if operations.isEmpty { return }
+                await Task.yield()
+                if Task.isCancelled { throw CancellationError() }
+                continue
+            }
+            try await pending.waitUntilAllFinished()
+        }
+    }
+
+    private func enqueueUnlessStarted(_ operation: Operation) {
+        if !operation.hasBeenStarted {
+            addOperation(operation)
+        }
+    }
+}

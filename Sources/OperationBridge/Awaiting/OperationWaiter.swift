@@ -1,0 +1,50 @@
+import Foundation
+
+/// The one waiting mechanism behind every awaiting API of the package.
+enum OperationWaiter {
+    /// What cancelling the awaiting task does.
+    enum TaskCancellation: Sendable {
+        /// Stop waiting at once; the operation goes on. For awaiters that do not own the
+        /// operation (many tasks may await one operation).
+        case stopWaiting
+        /// Cancel the operation. If it has not started, stop waiting at once (it will finish
+        /// without running once its queue starts it); if it is running, keep waiting until it
+        /// has finished, so no work outlives the awaiting task.
+        case cancelOperation
+    }
+
+    /// Suspends until `operation` has finished, or until the awaiting task is cancelled.
+    ///
+    /// Never blocks a thread. Raises the operation's quality of service to the awaiting task's
+    /// priority. The continuation is resumed exactly once, whichever of finish and cancellation
+    /// comes first, including when the task was cancelled before the call.
+    ///
+    /// - Returns: `true` when the operation finished; `false` when the awaiting task was
+    ///   cancelled first.
+    static func waitForFinish(of operation: Operation, onTaskCancellation: TaskCancellation) async -> Bool {
+        operation.raiseQualityOfService(toMatch: Task.currentPriority)
+        let slot = CompletionSlot<Bool>()
+        guard let observation = FinishObservation.observe(operation, { slot.fulfill(true) }) else {
+            return true
+        }
+        return await withTaskCancellationHandler {
+            await slot.wait()
+        } onCancel: {
+            switch onTaskCancellation {
+            case .stopWaiting:
+                if slot.fulfill(false) { observation.cancel() }
+            case .cancelOperation:
+                operation.cancel()
+                if !operation.hasBeenStarted, slot.fulfill(false) { observation.cancel() }
+            }
+        }
+    }
+}
+
+extension Operation {
+    /// Whether the operation has been started (it is executing or finished).
+    var hasBeenStarted: Bool {
+        if let operation = self as? AsyncOperation { return operation.hasStarted }
+        return isExecuting || isFinished
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// A one-shot rendezvous between one waiting task and any number of racing producers.
+///
+/// The first ``fulfill(_:)`` wins and every later call is ignored, so a continuation is resumed
+/// exactly once whether the value arrives before or after ``wait()`` suspends, and whichever of
+/// "operation finished" and "task cancelled" comes first.
+///
+/// Safety: `state` is only touched while holding `lock`; the continuation is resumed after the
+/// lock is released.
+final class CompletionSlot<Value: Sendable>: @unchecked Sendable {
+    private enum State {
+        /// Nobody has waited or fulfilled yet.
+        case empty
+        /// A task is suspended in `wait()`.
+        case waiting(UnsafeContinuation<Value, Never>)
+        /// Fulfilled before anybody waited.
+        case fulfilled(Value)
+        /// The value has been handed to the waiter.
+        case consumed
+    }
+
+    private let lock = NSLock()
+    private var state = State.empty
+
+    init() {}
+
+    /// Delivers `value` unless a value was delivered already.
+    ///
+    /// - Returns: `true` when this call delivered the value.
+    @discardableResult
+    func fulfill(_ value: Value) -> Bool {
+        lock.lock()
+        switch state {
+        case .empty:
+            state = .fulfilled(value)
+            lock.unlock()
+            return true
+        case .waiting(let continuation):
+            state = .consumed
+            lock.unlock()
+            continuation.resume(returning: value)
+            return true
+        case .fulfilled, .consumed:
+            lock.unlock()
+            return false
+        }
+    }
+
+    /// Returns the value, suspending until it has been delivered. Call it at most once.
+    func wait() async -> Value {
+        if let value = takeIfFulfilled() { return value }
+        return await withUnsafeContinuation { continuation in
+            lock.lock()
+            switch state {
+            case .empty:
+                state = .waiting(continuation)
+                lock.unlock()
+            case .fulfilled(let value):
+                state = .consumed
+                lock.unlock()
+                continuation.resume(returning: value)
+            case .waiting, .consumed:
+                lock.unlock()
+                preconditionFailure("Internal inconsistency: a CompletionSlot was awaited twice")
+            }
+        }
+    }
+
+    /// The fast path of ``wait()``: the value, when it was delivered before anybody waited.
+    private func takeIfFulfilled() -> Value? {
+        lock.withCriticalSection {
+            guard case .fulfilled(let value) = state else { return nil }
+            state = .consumed
+            return value
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import OperationBridge
+
+/// A gate a test opens by hand: tasks and threads wait at it until `open()`.
+///
+/// Safety: state is guarded by `lock`.
+final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private let condition = NSCondition()
+
+    init() {}
+
+    /// Opens the gate, releasing every waiter, present and future.
+    func open() {
+        lock.lock()
+        isOpen = true
+        let waiting = waiters
+        waiters = []
+        lock.unlock()
+        for waiter in waiting { waiter.resume() }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Suspends the task until the gate opens.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if isOpen {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiters.append(continuation)
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Blocks the calling (non-cooperative) thread until the gate opens. For operation bodies
+    /// running on a queue's own threads only.
+    func blockingWait() {
+        condition.lock()
+        while !lockedIsOpen() { condition.wait() }
+        condition.unlock()
+    }
+
+    private func lockedIsOpen() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return isOpen
+    }
+}
+
+/// A thread-safe box for values recorded by test operations.
+final class Recorder<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Value] = []
+
+    init() {}
+
+    func append(_ value: Value) {
+        lock.lock()
+        values.append(value)
+        lock.unlock()
+    }
+
+    var all: [Value] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
+    }
+}
+
+/// A result operation whose outcome the test decides: it finishes with `result` when `gate`
+/// (if any) opens, on a background thread.
+final class ControlledOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
+    @unchecked Sendable
+{
+    let outcomeToReport: Result<Success, Failure>
+    let gate: Gate?
+    let started = Gate()
+
+    init(_ result: Result<Success, Failure>, gate: Gate? = nil) {
+        self.outcomeToReport = result
+        self.gate = gate
+        super.init()
+    }
+
+    override func main() {
+        started.open()
+        guard let gate else { return finish(with: outcomeToReport) }
+        Task {
+            await gate.wait()
+            self.finish(with: self.outcomeToReport)
+        }
+    }
+}
+
+/// A result operation that never finishes on its own: it ends only when cancelled.
+final class NeverEndingOperation: AsyncResultOperation<Int, CancellationError>, @unchecked Sendable {
+    let started = Gate()
+
+    override func main() {
+        started.open()
+    }
+
+    override func cancel() {
+        super.cancel()
+        if isExecuting { finish() }
+    }
+}
+
+/// Weakly references an object, to prove it was released.
+struct WeakBox<Object: AnyObject>: @unchecked Sendable {
+    weak var object: Object?
+    init(_ object: Object) { self.object = object }
+}

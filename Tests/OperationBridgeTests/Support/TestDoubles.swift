@@ -118,3 +118,40 @@ struct WeakBox<Object: AnyObject>: @unchecked Sendable {
     weak var object: Object?
     init(_ object: Object) { self.object = object }
 }
+
+/// Sizes of the randomized stress tests.
+///
+/// `OPERATIONBRIDGE_STRESS_SCALE` multiplies every default size (for example `100` for a long
+/// local run, `0.2` under ThreadSanitizer, which is about ten times slower).
+/// `OPERATIONBRIDGE_STRESS_SEED` replays a run: every stress test prints the seed it used.
+enum Stress {
+    static var scale: Double {
+        ProcessInfo.processInfo.environment["OPERATIONBRIDGE_STRESS_SCALE"].flatMap(Double.init) ?? 1
+    }
+
+    /// `base` scaled by ``scale``, at least 1.
+    static func iterations(_ base: Int) -> Int {
+        max(1, Int((Double(base) * scale).rounded()))
+    }
+
+    /// The seed to use: the environment's, or a fresh random one.
+    static func seed() -> UInt64 {
+        ProcessInfo.processInfo.environment["OPERATIONBRIDGE_STRESS_SEED"].flatMap(UInt64.init)
+            ?? UInt64.random(in: 1...UInt64.max)
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64), so a failing stress run can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -41,6 +41,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     // lifecycle change together.
     let lock = NSLock()
     private var lifecycle = LifecycleStateMachine()
+    /// The `Task` running the operation's async work, if any; cancelled with the operation.
+    private var attachedTask: Task<Void, Never>?
 
     /// Creates a pending operation.
     public override init() {
@@ -107,7 +109,30 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         finishLifecycle()
     }
 
+    /// Cancels the operation: sets `isCancelled` and cancels the `Task` running its async work,
+    /// if any. Never finishes the operation by itself. Safe from any thread, any number of times.
+    open override func cancel() {
+        super.cancel()
+        let task = lock.withCriticalSection { attachedTask }
+        task?.cancel()
+    }
+
     // MARK: - Internal machinery
+
+    /// Runs `work` in a new `Task` whose priority is derived from ``qualityOfService`` (see
+    /// `TaskPriority.init(_:)`), and cancels that task when the operation is cancelled.
+    ///
+    /// The task is unstructured: it inherits no task-local values from whoever queued the
+    /// operation. `work` must end by finishing the operation.
+    final func runAttachedTask(_ work: @escaping @Sendable () async -> Void) {
+        let task = Task(priority: TaskPriority(qualityOfService), operation: work)
+        lock.withCriticalSection {
+            if !lifecycle.isFinishingOrFinished { attachedTask = task }
+        }
+        // `cancel()` sets the flag before it reads `attachedTask`, and the task was stored before
+        // this read, so one of the two sides always sees the other.
+        if isCancelled { task.cancel() }
+    }
 
     /// Finishes the lifecycle. Subclasses' `finish` variants funnel into this.
     final func finishLifecycle() {
@@ -121,7 +146,10 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let observers = lock.withCriticalSection { lifecycle.completeFinish() }
+            let observers = lock.withCriticalSection {
+                attachedTask = nil
+                return lifecycle.completeFinish()
+            }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             for observer in observers { observer() }

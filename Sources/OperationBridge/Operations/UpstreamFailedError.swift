@@ -14,6 +14,8 @@ public struct UpstreamFailedError: Error, CustomStringConvertible {
         case failed(any Error)
         /// The upstream was cancelled.
         case cancelled
+        /// No upstream provided an input, and none was given at creation.
+        case noInput
     }
 
     /// The upstream operation's type name, for diagnostics.
@@ -38,6 +40,8 @@ public struct UpstreamFailedError: Error, CustomStringConvertible {
             return "Upstream operation \(upstreamType)\(name) failed: \(error)"
         case .cancelled:
             return "Upstream operation \(upstreamType)\(name) was cancelled"
+        case .noInput:
+            return "No upstream operation provided an input of type \(upstreamType)"
         }
     }
 }

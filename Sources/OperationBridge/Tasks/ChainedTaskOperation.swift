@@ -1,0 +1,125 @@
+import Foundation
+
+/// An operation that runs an async closure on the output of an upstream operation.
+///
+/// It is a ``ChainedAsyncResultOperation``: its input comes from ``ChainedAsyncResultOperation/takeInput(from:)``,
+/// from the classic dependency scan, or from ``ChainedAsyncResultOperation/init(input:)``. Most
+/// code creates it with ``AsyncResultOperation/then(_:)``.
+///
+/// ```swift
+/// let title = unfurl.then { (url: URL) async throws(TitleError) -> String in
+///     try await titleService.title(of: url)
+/// }
+/// queue.addOperation(unfurl)
+/// queue.addOperation(title)
+/// ```
+///
+/// ## Missing input
+/// When the upstream failed or was cancelled, the closure does not run: the operation finishes
+/// with the failure described by ``UpstreamFailedError`` (policy
+/// ``ChainedAsyncResultOperation/upstreamFailurePolicy``). When there is no input at all, it
+/// finishes with ``UpstreamFailedError/Reason/noInput`` in the same way.
+///
+/// ## Cancellation, priority and task-local values
+/// As for ``TaskOperation``: cancelled before it starts, the closure never runs; cancelled while
+/// running, its `Task` is cancelled and the operation finishes once the closure has returned.
+public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failure: Error>:
+    ChainedAsyncResultOperation<Input, Output, Failure>, @unchecked Sendable
+{
+    private let body: @Sendable (Input) async throws(Failure) -> Output
+
+    /// Creates an operation that runs `body` on its input when started.
+    ///
+    /// - Parameters:
+    ///   - input: A fixed input; when `nil`, the input is taken from an upstream.
+    ///   - body: The work. It runs at most once, in a new `Task`; cancelling the operation
+    ///     cancels that task.
+    public init(input: Input? = nil, _ body: @escaping @Sendable (Input) async throws(Failure) -> Output) {
+        self.body = body
+        super.init(input: input)
+    }
+
+    /// Creates an operation that runs `body` on `upstream`'s success value.
+    public convenience init<UpstreamFailure: Error>(
+        inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>,
+        _ body: @escaping @Sendable (Input) async throws(Failure) -> Output
+    ) {
+        self.init(input: nil, body)
+        takeInput(from: upstream)
+    }
+
+    /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
+    public override func main() {
+        guard let input else {
+            let error = UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
+            if let failure = FailureConversion.upstreamFailure(error, as: Failure.self) {
+                finish(with: .failure(failure))
+            } else {
+                cancel()
+                finish()
+            }
+            return
+        }
+        runAttachedTask { [self] in
+            do throws(Failure) {
+                finish(with: .success(try await body(input)))
+            } catch {
+                finish(with: .failure(error))
+            }
+        }
+    }
+}
+
+extension AsyncResultOperation where Success: Sendable {
+    /// Returns a new operation that runs `body` on this operation's success value.
+    ///
+    /// The new operation depends on this one. Add both to a queue (or hand them to a
+    /// ``Pipeline``); the returned operation is not queued by this call.
+    ///
+    /// ```swift
+    /// let size = download.then { (data: Data) async -> Int in data.count }
+    /// queue.addOperation(download)
+    /// queue.addOperation(size)
+    /// let bytes = try await size.value
+    /// ```
+    ///
+    /// When this operation fails or is cancelled, `body` does not run: the returned operation
+    /// finishes with an ``UpstreamFailedError``-based failure (see
+    /// ``ChainedAsyncResultOperation/upstreamFailurePolicy``).
+    public func then<Output: Sendable, NewFailure: Error>(
+        _ body: @escaping @Sendable (Success) async throws(NewFailure) -> Output
+    ) -> ChainedTaskOperation<Success, Output, NewFailure> {
+        ChainedTaskOperation(inputFrom: self, body)
+    }
+}
+
+extension OperationQueue {
+    /// Adds an operation that runs `body`, and returns it as a cancellable, awaitable handle.
+    ///
+    /// The work occupies a queue slot until `body` has returned, so `maxConcurrentOperationCount`
+    /// limits async work as it limits other operations.
+    ///
+    /// ```swift
+    /// let upload = queue.addTask { () async throws(UploadError) -> Receipt in
+    ///     try await uploader.send(file)
+    /// }
+    /// upload.cancel()                       // cancels the task running the closure
+    /// let receipt = try await upload.value  // or: await upload.outcome
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - qualityOfService: The operation's quality of service, from which the task's priority
+    ///     is derived; `nil` keeps the default.
+    ///   - body: The work; see ``TaskOperation`` for cancellation and task-local semantics.
+    /// - Returns: The queued operation.
+    @discardableResult
+    public func addTask<Success: Sendable, Failure: Error>(
+        qualityOfService: QualityOfService? = nil,
+        _ body: @escaping @Sendable () async throws(Failure) -> Success
+    ) -> TaskOperation<Success, Failure> {
+        let operation = TaskOperation(body)
+        if let qualityOfService { operation.qualityOfService = qualityOfService }
+        addOperation(operation)
+        return operation
+    }
+}

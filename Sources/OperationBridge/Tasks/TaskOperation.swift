@@ -1,0 +1,63 @@
+import Foundation
+
+/// An operation that runs an async closure, with a typed result.
+///
+/// It is an ``AsyncResultOperation``, so everything that works with result operations works
+/// with it: queues and their concurrency limits, dependencies, chaining, and awaiting.
+///
+/// ```swift
+/// let thumbnail = TaskOperation { () async throws(ImageError) -> Image in
+///     try await renderer.thumbnail(for: photo)
+/// }
+/// thumbnail.addDependency(download)
+/// queue.addOperation(thumbnail)
+/// let image = try await thumbnail.value
+/// ```
+///
+/// ## Cancellation
+/// - Cancelled before it starts: the closure never runs; the result is the cancellation
+///   failure when `Failure` can express one (see ``CancellationRepresentable``).
+/// - Cancelled while running: the `Task` running the closure is cancelled (so
+///   `Task.isCancelled` and `Task.checkCancellation()` see it) and the result becomes the
+///   cancellation failure, but the operation finishes only once the closure has returned —
+///   dependents never start while the closure still runs, and the queue slot stays taken.
+///
+/// ## Priority and task-local values
+/// The closure runs in a new unstructured `Task` whose priority comes from the operation's
+/// `qualityOfService` (`.userInteractive`/`.userInitiated` → `.high`, `.default` →
+/// `.medium`, `.utility` → `.utility`, `.background` → `.background`; see
+/// `TaskPriority.init(_:)`). Task-local values of the code that created or queued the
+/// operation do **not** reach the closure: an operation crosses a queue, not a task tree.
+/// Capture what the closure needs as values, or bind the task-locals again inside it:
+///
+/// ```swift
+/// let requestID = RequestContext.id          // read where it is bound
+/// let step = TaskOperation { () async throws -> Data in
+///     try await RequestContext.$id.withValue(requestID) { try await fetch() }
+/// }
+/// ```
+public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
+    @unchecked Sendable
+{
+    private let body: @Sendable () async throws(Failure) -> Success
+
+    /// Creates an operation that runs `body` when started.
+    ///
+    /// - Parameter body: The work. It runs at most once, in a new `Task`, on the cooperative
+    ///   thread pool; cancelling the operation cancels that task.
+    public init(_ body: @escaping @Sendable () async throws(Failure) -> Success) {
+        self.body = body
+        super.init()
+    }
+
+    /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
+    public override func main() {
+        runAttachedTask { [self] in
+            do throws(Failure) {
+                finish(with: .success(try await body()))
+            } catch {
+                finish(with: .failure(error))
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Why a set of operations could not be scheduled.
+public enum PipelineError: Error, CustomStringConvertible {
+    /// The operations' dependencies form a cycle; nothing was started. `operations` are the
+    /// operations on or behind the cycle (none of them could ever become ready).
+    case dependencyCycle(operations: [Operation])
+
+    /// A sentence naming the operations involved.
+    public var description: String {
+        switch self {
+        case .dependencyCycle(let operations):
+            let names = operations.prefix(8).map { $0.name ?? String(describing: type(of: $0)) }
+            let more = operations.count > 8 ? ", … (\(operations.count) in all)" : ""
+            return "The dependencies form a cycle through: \(names.joined(separator: ", "))\(more)"
+        }
+    }
+}
+
+/// What a ``Pipeline`` does when one of its steps fails (ends with a failure result, or is
+/// cancelled).
+public enum PipelineFailurePolicy: Sendable {
+    /// Cancel the steps that depend on the failed one (transitively); the other steps go on.
+    /// A ``ChainedAsyncResultOperation`` whose input comes from the failed step is not
+    /// cancelled: it applies its own ``ChainedAsyncResultOperation/upstreamFailurePolicy``,
+    /// which reports the upstream's failure in its typed result. The default.
+    case cancelDependents
+    /// Cancel every step that has not finished.
+    case cancelAll
+}

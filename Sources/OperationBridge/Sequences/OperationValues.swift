@@ -1,0 +1,93 @@
+import Foundation
+
+/// The success values of a set of result operations, as a typed-throwing `AsyncSequence` that
+/// stops at the first failure.
+///
+/// Create it with ``Foundation/OperationQueue/values(of:order:)-(_,_)``. It behaves like
+/// ``OperationResults`` (same scheduling, ordering, single iteration, cancellation and memory
+/// rules), except that:
+/// - a failure ends the sequence: the failure is thrown (typed), and every operation that has
+///   not finished is cancelled;
+/// - an operation that ended cancelled throws the cancellation failure.
+///
+/// ```swift
+/// do {
+///     for try await page in try queue.values(of: downloads, order: .submission) {
+///         render(page.value)
+///     }
+/// } catch {
+///     show(error)   // the first DownloadError; the remaining downloads were cancelled
+/// }
+/// ```
+public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence, Sendable {
+    /// A successfully finished operation and its value.
+    public struct Element: Sendable {
+        /// The operation's position in the array the sequence was created from.
+        public let index: Int
+        /// The operation.
+        public let operation: AsyncResultOperation<Success, Failure>
+        /// The operation's success value.
+        public let value: Success
+    }
+
+    let results: OperationResults<Success, Failure>
+    let cancellation: Failure
+
+    /// Starts the operations and returns the only iterator of this sequence.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: results.makeAsyncIterator(), cancellation: cancellation)
+    }
+
+    /// Collects every value, in submission order.
+    ///
+    /// - Throws: The first failure, after cancelling the operations that have not finished;
+    ///   the cancellation failure when the calling task is cancelled before all have finished.
+    public func collect() async throws(Failure) -> [Success] {
+        var values = [Success?](repeating: nil, count: results.operations.count)
+        var count = 0
+        for try await element in self {
+            values[element.index] = element.value
+            count += 1
+        }
+        guard count == values.count else { throw cancellation }
+        return values.map { $0! }
+    }
+
+    /// Delivers the elements of an ``OperationValues``. Not `Sendable`: one task iterates.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: OperationResults<Success, Failure>.Iterator
+        let cancellation: Failure
+        var ended = false
+
+        /// The next value; `nil` at the end or when the iterating task was cancelled.
+        ///
+        /// - Throws: The first failure (then the sequence ends and the unfinished operations are
+        ///   cancelled).
+        public mutating func next() async throws(Failure) -> Element? {
+            try await next(isolation: nil)
+        }
+
+        /// The next value, running on the caller's actor; see ``next()``.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
+            guard !ended, let element = await base.next(isolation: actor) else { return nil }
+            switch element.result {
+            case .success(let value):
+                return Element(index: element.index, operation: element.operation, value: value)
+            case .failure(let error):
+                end()
+                throw error
+            case nil:
+                end()
+                throw cancellation
+            }
+        }
+
+        private mutating func end() {
+            ended = true
+            base.lifetime.run.cancel()
+        }
+    }
+}
+
+@available(*, unavailable)
+extension OperationValues.Iterator: Sendable {}

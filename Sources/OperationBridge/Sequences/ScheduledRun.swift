@@ -1,0 +1,73 @@
+import Foundation
+
+/// One run of a set of operations through the ``GraphScheduler``, with its finished positions
+/// handed to a single consumer. Shared by ``OperationResults`` and ``PipelineRun``.
+///
+/// Safety: `state` is guarded by `lock`; the scheduler and the hand-off are thread-safe.
+final class ScheduledRun: @unchecked Sendable {
+    let scheduler: GraphScheduler
+    let positions: FinishedPositions
+    private let lock = NSLock()
+    private var started = false
+    private var consumerAttached = false
+
+    init(scheduler: GraphScheduler, order: ResultOrder) {
+        self.scheduler = scheduler
+        self.positions = FinishedPositions(count: scheduler.nodeOfPosition.count, order: order)
+    }
+
+    /// Starts scheduling. The first call wins; later calls do nothing and return `false`.
+    @discardableResult
+    func start() -> Bool {
+        let first = lock.withCriticalSection {
+            defer { started = true }
+            return !started
+        }
+        guard first else { return false }
+        // The first position of each node, plus the later ones of operations listed twice.
+        var firstPosition = Array(repeating: -1, count: scheduler.operations.count)
+        var laterPositions: [Int: [Int]] = [:]
+        for (position, node) in scheduler.nodeOfPosition.enumerated() {
+            if firstPosition[node] < 0 {
+                firstPosition[node] = position
+            } else {
+                laterPositions[node, default: []].append(position)
+            }
+        }
+        let positions = self.positions
+        scheduler.start { [firstPosition, laterPositions] node in
+            positions.finish(firstPosition[node], and: laterPositions[node] ?? [])
+        }
+        return true
+    }
+
+    /// Claims the single consumer slot. Returns `false` when a consumer was attached already.
+    func attachConsumer() -> Bool {
+        lock.withCriticalSection {
+            defer { consumerAttached = true }
+            return !consumerAttached
+        }
+    }
+
+    /// Cancels every unfinished operation and ends the consumer's iteration.
+    func cancel() {
+        scheduler.cancelAll()
+        positions.terminate()
+    }
+}
+
+/// Owns a ``ScheduledRun`` for one iterator: when the iterator goes away before the end (the
+/// loop exited early, or the task was cancelled), the unfinished operations are cancelled.
+final class IterationLifetime: Sendable {
+    let run: ScheduledRun
+
+    init(_ run: ScheduledRun) {
+        self.run = run
+    }
+
+    deinit {
+        if !run.positions.isComplete {
+            run.cancel()
+        }
+    }
+}

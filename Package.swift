@@ -11,7 +11,8 @@ let package = Package(
         .visionOS(.v1),
     ],
     products: [
-        .library(name: "OperationBridge", targets: ["OperationBridge"])
+        .library(name: "OperationBridge", targets: ["OperationBridge"]),
+        .executable(name: "OperationBridgeBenchmarks", targets: ["OperationBridgeBenchmarks"]),
     ],
     dependencies: [],
     targets: [
@@ -21,6 +22,11 @@ let package = Package(
             name: "UnfurlDemo",
             dependencies: ["OperationBridge"],
             path: "Examples/UnfurlDemo"
+        ),
+        .executableTarget(
+            name: "OperationBridgeBenchmarks",
+            dependencies: ["OperationBridge"],
+            path: "Benchmarks/OperationBridgeBenchmarks"
         ),
     ],
     swiftLanguageModes: [.v6]

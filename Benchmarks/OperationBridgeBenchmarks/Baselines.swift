@@ -1,0 +1,132 @@
+import Foundation
+import OperationBridge
+
+// The hand-written code each scenario is compared with: what a team writes without the package.
+
+/// A plain synchronous operation that reports its value through a callback.
+final class CallbackOperation: Operation, @unchecked Sendable {
+    // Written before the operation is queued and read by the queue's thread afterwards.
+    nonisolated(unsafe) var onResult: (@Sendable (Int) -> Void)?
+    let value: Int
+
+    init(_ value: Int) {
+        self.value = value
+    }
+
+    override func main() {
+        onResult?(value)
+    }
+}
+
+/// Awaits a ``CallbackOperation`` by hand: a checked continuation resumed from the callback.
+func handWrittenRun(_ operation: CallbackOperation, on queue: OperationQueue) async -> Int {
+    await withCheckedContinuation { continuation in
+        operation.onResult = { continuation.resume(returning: $0) }
+        queue.addOperation(operation)
+    }
+}
+
+/// The classic hand-written "Task inside an Operation": KVO-style state under a lock, a `Task`
+/// started in `start()`, finished when the closure returns.
+final class HandWrittenTaskOperation: Operation, @unchecked Sendable {
+    private let lock = NSLock()
+    private var executing = false
+    private var finished = false
+    private let body: @Sendable () async -> Void
+
+    init(_ body: @escaping @Sendable () async -> Void) {
+        self.body = body
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { lock.withLock { executing } }
+    override var isFinished: Bool { lock.withLock { finished } }
+
+    override func start() {
+        if isCancelled {
+            markFinished()
+            return
+        }
+        willChangeValue(forKey: "isExecuting")
+        lock.withLock { executing = true }
+        didChangeValue(forKey: "isExecuting")
+        Task { [self] in
+            await body()
+            markFinished()
+        }
+    }
+
+    private func markFinished() {
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        lock.withLock {
+            executing = false
+            finished = true
+        }
+        didChangeValue(forKey: "isExecuting")
+        didChangeValue(forKey: "isFinished")
+    }
+}
+
+/// The library-side operation for await scenarios: a result operation finishing in `main()`.
+final class ValueOperation: AsyncResultOperation<Int, CancellationError>, @unchecked Sendable {
+    let value: Int
+
+    init(_ value: Int) {
+        self.value = value
+    }
+
+    override func main() {
+        finish(with: .success(value))
+    }
+}
+
+/// The step used in graph scenarios: the smallest package operation, finishing in `main()`.
+final class Step: AsyncOperation, @unchecked Sendable {
+    override func main() {
+        finish()
+    }
+}
+
+/// Counts callbacks and resumes a waiter when `target` is reached.
+final class Countdown: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var remaining: Int
+    private var continuation: CheckedContinuation<Void, Never>?
+
+    init(_ count: Int) {
+        remaining = count
+    }
+
+    func tick() {
+        let resume: CheckedContinuation<Void, Never>? = lock.withLock {
+            remaining -= 1
+            guard remaining == 0 else { return nil }
+            defer { continuation = nil }
+            return continuation
+        }
+        resume?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done: Bool = lock.withLock {
+                if remaining == 0 { return true }
+                self.continuation = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+extension OperationQueue {
+    /// Waits until every operation added so far has finished, through a barrier block — the
+    /// same mechanism on both sides of a comparison.
+    func drain() async {
+        await withCheckedContinuation { continuation in
+            addBarrierBlock { continuation.resume() }
+        }
+    }
+}

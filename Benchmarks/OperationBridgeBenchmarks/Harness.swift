@@ -1,0 +1,144 @@
+import Foundation
+
+
+/// Command-line options.
+struct Options {
+    var quick = false
+    var json = false
+    var only: String?
+    /// Internal: measure memory in this (fresh) process and print bytes per operation.
+    var memoryProbe: String?
+    var probeCount = 0
+
+    init(arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick": quick = true
+            case "--json": json = true
+            case "--only": only = iterator.next()
+            case "--memory-probe":
+                memoryProbe = iterator.next()
+                probeCount = iterator.next().flatMap(Int.init) ?? 100_000
+            case "--help", "-h":
+                print(
+                    """
+                    usage: OperationBridgeBenchmarks [--quick] [--json] [--only SUBSTRING]
+                      --quick   smaller sizes and fewer rounds (seconds instead of minutes)
+                      --json    print only a JSON array, one object per scenario
+                      --only    run the scenarios whose name contains SUBSTRING
+                    """)
+                exit(0)
+            default:
+                FileHandle.standardError.write(Data("unknown argument \(argument); see --help\n".utf8))
+                exit(2)
+            }
+        }
+    }
+
+    /// `full` normally, `full / 8` (at least `minimum`) with `--quick`.
+    func size(_ full: Int, minimum: Int = 500) -> Int {
+        quick ? max(minimum, full / 8) : full
+    }
+
+    var rounds: Int { quick ? 3 : 5 }
+}
+
+/// One row of the report.
+struct Measurement: Codable {
+    let scenario: String
+    let library_seconds: Double
+    let baseline_seconds: Double
+    let ratio: Double
+    let target: String
+    let within_target: Bool?
+    let unit: String
+    let note: String?
+}
+
+/// Wall-clock seconds of `body`.
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// Runs `library` and `baseline` alternately for `rounds` rounds (after one warm-up each) and
+/// compares the medians.
+func compare(
+    _ scenario: String,
+    rounds: Int,
+    target: Double?,
+    targetText: String? = nil,
+    note: String? = nil,
+    library: () async throws -> Void,
+    baseline: () async throws -> Void
+) async rethrows -> Measurement {
+    _ = try await seconds(library)
+    _ = try await seconds(baseline)
+    var libraryTimes: [Double] = []
+    var baselineTimes: [Double] = []
+    for round in 0..<rounds {
+        // Alternate which side goes first, so drift affects both alike.
+        if round % 2 == 0 {
+            libraryTimes.append(try await seconds(library))
+            baselineTimes.append(try await seconds(baseline))
+        } else {
+            baselineTimes.append(try await seconds(baseline))
+            libraryTimes.append(try await seconds(library))
+        }
+    }
+    let libraryMedian = median(libraryTimes)
+    let baselineMedian = median(baselineTimes)
+    let ratio = libraryMedian / baselineMedian
+    return Measurement(
+        scenario: scenario,
+        library_seconds: libraryMedian,
+        baseline_seconds: baselineMedian,
+        ratio: ratio,
+        target: targetText ?? target.map { "≤ \(format($0, digits: 2))×" } ?? "info",
+        within_target: target.map { ratio <= $0 },
+        unit: "s",
+        note: note
+    )
+}
+
+/// The resident set size, from /proc on Linux; 0 where unavailable.
+func residentBytes() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = statm.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+func format(_ value: Double, digits: Int = 3) -> String {
+    String(format: "%.\(digits)f", value)
+}
+
+func printTable(_ rows: [Measurement]) {
+    let header = ["scenario", "library", "baseline", "ratio", "target", "ok"]
+    var lines = [header]
+    for row in rows {
+        let library = row.unit == "s" ? format(row.library_seconds) + " s" : format(row.library_seconds, digits: 0) + " " + row.unit
+        let baseline =
+            row.unit == "s" ? format(row.baseline_seconds) + " s" : format(row.baseline_seconds, digits: 0) + " " + row.unit
+        let ok = row.within_target.map { $0 ? "yes" : "NO" } ?? "-"
+        lines.append([row.scenario, library, baseline, format(row.ratio, digits: 2) + "×", row.target, ok])
+    }
+    let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
+    for (index, line) in lines.enumerated() {
+        let padded = line.indices.map { line[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+        print("| " + padded.joined(separator: " | ") + " |")
+        if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
+    }
+    for row in rows where row.note != nil {
+        print("- \(row.scenario): \(row.note!)")
+    }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import OperationBridge
+
+/// Every scenario of DESIGN.md's performance table, each next to its hand-written baseline.
+struct Scenarios {
+    let options: Options
+
+    func run() async throws -> [Measurement] {
+        var rows: [Measurement] = []
+        func wanted(_ name: String) -> Bool { options.only.map { name.contains($0) } ?? true }
+        let rounds = options.rounds
+
+        let awaitCount = options.size(50_000)
+        if wanted("await") {
+            rows.append(
+                await compare("await \(awaitCount) operations concurrently", rounds: rounds, target: 1.10) {
+                    let queue = OperationQueue()
+                    await withTaskGroup(of: Int.self) { group in
+                        for index in 0..<awaitCount {
+                            group.addTask { (try? await queue.run(ValueOperation(index))) ?? 0 }
+                        }
+                        for await _ in group {}
+                    }
+                } baseline: {
+                    let queue = OperationQueue()
+                    await withTaskGroup(of: Int.self) { group in
+                        for index in 0..<awaitCount {
+                            group.addTask { await handWrittenRun(CallbackOperation(index), on: queue) }
+                        }
+                        for await _ in group {}
+                    }
+                })
+            rows.append(
+                await compare("await \(awaitCount) operations one after another", rounds: rounds, target: 1.10) {
+                    let queue = OperationQueue()
+                    var sum = 0
+                    for index in 0..<awaitCount {
+                        sum &+= (try? await queue.run(ValueOperation(index))) ?? 0
+                    }
+                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                } baseline: {
+                    let queue = OperationQueue()
+                    var sum = 0
+                    for index in 0..<awaitCount {
+                        sum &+= await handWrittenRun(CallbackOperation(index), on: queue)
+                    }
+                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                })
+        }
+
+        let sequenceCount = options.size(100_000)
+        if wanted("AsyncSequence") {
+            rows.append(
+                try await compare("\(sequenceCount) results through the AsyncSequence", rounds: rounds, target: 1.20) {
+                    let queue = OperationQueue()
+                    let operations = (0..<sequenceCount).map(ValueOperation.init)
+                    var count = 0
+                    for await element in try queue.results(of: operations) {
+                        if case .success = element.result { count += 1 }
+                    }
+                    precondition(count == sequenceCount)
+                } baseline: {
+                    let queue = OperationQueue()
+                    let countdown = Countdown(sequenceCount)
+                    for index in 0..<sequenceCount {
+                        let operation = CallbackOperation(index)
+                        operation.onResult = { _ in countdown.tick() }
+                        queue.addOperation(operation)
+                    }
+                    await countdown.wait()
+                })
+        }
+
+        let taskCount = options.size(100_000)
+        if wanted("async-closure") {
+            rows.append(
+                await compare(
+                    "\(taskCount) async-closure operations through a queue", rounds: rounds, target: 1.20,
+                    note: "baseline: a hand-written Task-in-Operation subclass"
+                ) {
+                    let queue = OperationQueue()
+                    for index in 0..<taskCount {
+                        queue.addTask { () async -> Int in index }
+                    }
+                    await queue.drain()
+                } baseline: {
+                    let queue = OperationQueue()
+                    for index in 0..<taskCount {
+                        queue.addOperation(HandWrittenTaskOperation { _ = index })
+                    }
+                    await queue.drain()
+                })
+            rows.append(
+                await compare(
+                    "\(taskCount) async-closure operations vs a task group", rounds: rounds, target: nil,
+                    note: "for information: the price of going through OperationQueue at all"
+                ) {
+                    let queue = OperationQueue()
+                    for index in 0..<taskCount {
+                        queue.addTask { () async -> Int in index }
+                    }
+                    await queue.drain()
+                } baseline: {
+                    await withTaskGroup(of: Int.self) { group in
+                        for index in 0..<taskCount {
+                            group.addTask { index }
+                        }
+                        for await _ in group {}
+                    }
+                })
+        }
+
+        let graphSize = options.size(16_000)
+        if wanted("chain") || wanted("fan-out") || wanted("growth") {
+            let independent: () async -> Void = {
+                let queue = OperationQueue()
+                for _ in 0..<graphSize { queue.addOperation(Step()) }
+                await queue.drain()
+            }
+            if wanted("chain") {
+                rows.append(
+                    try await compare(
+                        "\(graphSize)-step chain through Pipeline", rounds: rounds, target: 2.0,
+                        note: "baseline: \(graphSize) independent operations added to a queue"
+                    ) {
+                        try await runPipeline(chain(graphSize))
+                    } baseline: {
+                        await independent()
+                    })
+            }
+            if wanted("fan-out") {
+                rows.append(
+                    try await compare(
+                        "\(graphSize) fan-out through Pipeline", rounds: rounds, target: 2.0,
+                        note: "one source, \(graphSize) dependents; baseline: independent operations"
+                    ) {
+                        try await runPipeline(fanOut(graphSize))
+                    } baseline: {
+                        await independent()
+                    })
+            }
+            if wanted("growth") {
+                let small = graphSize / 4
+                rows.append(
+                    try await compare(
+                        "growth of the chain from \(small) to \(graphSize) steps", rounds: rounds, target: 4.5,
+                        note: "library: \(graphSize) steps, baseline column: \(small) steps; linear is 4×"
+                    ) {
+                        try await runPipeline(chain(graphSize))
+                    } baseline: {
+                        try await runPipeline(chain(small))
+                    })
+            }
+            let directSize = options.size(2_000, minimum: 500)
+            if wanted("chain") {
+                rows.append(
+                    await compare(
+                        "\(directSize)-step chain handed to OperationQueue directly", rounds: 1, target: nil,
+                        note: "for information: what Pipeline avoids (quadratic on Linux)"
+                    ) {
+                        await runDirectly(chain(directSize))
+                    } baseline: {
+                        let queue = OperationQueue()
+                        for _ in 0..<directSize { queue.addOperation(Step()) }
+                        await queue.drain()
+                    })
+            }
+            if wanted("fan-out") {
+                rows.append(
+                    await compare(
+                        "\(directSize) fan-out handed to OperationQueue directly", rounds: 1, target: nil,
+                        note: "for information: what Pipeline avoids (quadratic on Linux)"
+                    ) {
+                        await runDirectly(fanOut(directSize))
+                    } baseline: {
+                        let queue = OperationQueue()
+                        for _ in 0..<directSize { queue.addOperation(Step()) }
+                        await queue.drain()
+                    })
+            }
+        }
+
+        if wanted("memory") {
+            rows.append(await memoryPerPendingOperation(count: options.size(100_000)))
+        }
+        return rows
+    }
+
+    private func chain(_ count: Int) -> [Operation] {
+        var operations: [Operation] = []
+        operations.reserveCapacity(count)
+        for index in 0..<count {
+            let step = Step()
+            if index > 0 { step.addDependency(operations[index - 1]) }
+            operations.append(step)
+        }
+        return operations
+    }
+
+    private func fanOut(_ count: Int) -> [Operation] {
+        let source = Step()
+        var operations: [Operation] = [source]
+        operations.reserveCapacity(count + 1)
+        for _ in 0..<count {
+            let step = Step()
+            step.addDependency(source)
+            operations.append(step)
+        }
+        return operations
+    }
+
+    private func runPipeline(_ operations: [Operation]) async throws {
+        let queue = OperationQueue()
+        try await Pipeline(operations, on: queue).waitUntilFinished()
+    }
+
+    private func runDirectly(_ operations: [Operation]) async {
+        let queue = OperationQueue()
+        for operation in operations { queue.addOperation(operation) }
+        await queue.drain()
+    }
+
+    /// Resident bytes per operation waiting in a suspended queue: `TaskOperation` against
+    /// `BlockOperation`. Each probe runs in a fresh process, so that memory freed by an earlier
+    /// probe cannot be reused and hide the cost.
+    private func memoryPerPendingOperation(count: Int) async -> Measurement {
+        var library: [Double] = []
+        var baseline: [Double] = []
+        for _ in 0..<options.rounds {
+            library.append(probe("TaskOperation", count: count))
+            baseline.append(probe("BlockOperation", count: count))
+        }
+        let libraryMedian = median(library)
+        let baselineMedian = median(baseline)
+        return Measurement(
+            scenario: "memory per pending operation (\(count) in a suspended queue)",
+            library_seconds: libraryMedian,
+            baseline_seconds: baselineMedian,
+            ratio: libraryMedian / baselineMedian,
+            target: "≤ 2.00×",
+            within_target: libraryMedian / baselineMedian <= 2,
+            unit: "B/op",
+            note: "TaskOperation vs BlockOperation: resident bytes per queued operation, each probe in a fresh process"
+        )
+    }
+
+    /// Runs this executable with `--memory-probe KIND COUNT` and reads the bytes per operation.
+    private func probe(_ kind: String, count: Int) -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--memory-probe", kind, String(count)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        do {
+            try process.run()
+        } catch {
+            fatalError("cannot start the memory probe: \(error)")
+        }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+            let value = Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            fatalError("the memory probe failed (status \(process.terminationStatus))")
+        }
+        return value
+    }
+}
+
+/// The body of a memory probe process: queue `count` operations of `kind` in a suspended queue
+/// and print the growth of the resident set per operation.
+func runMemoryProbe(kind: String, count: Int) {
+    let queue = OperationQueue()
+    queue.isSuspended = true
+    var operations: [Operation] = []
+    operations.reserveCapacity(count)
+    let before = residentBytes()
+    for index in 0..<count {
+        let operation: Operation
+        switch kind {
+        case "TaskOperation": operation = TaskOperation { () async -> Int in index }
+        case "BlockOperation": operation = BlockOperation { _ = index }
+        default: fatalError("unknown probe kind \(kind)")
+        }
+        operations.append(operation)
+        queue.addOperation(operation)
+    }
+    let after = residentBytes()
+    print(Double(after - before) / Double(count))
+    withExtendedLifetime(operations) {}
+}

@@ -1,0 +1,27 @@
+// OperationBridgeBenchmarks: every scenario of DESIGN.md's performance table, run next to its
+// hand-written baseline in the same process (alternating rounds, medians compared).
+//
+//   swift run -c release OperationBridgeBenchmarks            # the table
+//   swift run -c release OperationBridgeBenchmarks --json     # a JSON array only
+//   swift run -c release OperationBridgeBenchmarks --quick    # smaller sizes, fewer rounds
+import Foundation
+
+let options = Options(arguments: CommandLine.arguments)
+if let kind = options.memoryProbe {
+    runMemoryProbe(kind: kind, count: options.probeCount)
+    exit(0)
+}
+if !options.json {
+    print("OperationBridge benchmarks (\(options.quick ? "quick" : "full") run, \(options.rounds) rounds, medians)")
+    #if DEBUG
+        print("warning: debug build; use `swift run -c release OperationBridgeBenchmarks`")
+    #endif
+}
+let rows = try await Scenarios(options: options).run()
+if options.json {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+} else {
+    printTable(rows)
+}

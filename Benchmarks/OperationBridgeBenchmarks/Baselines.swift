@@ -26,6 +26,76 @@ func handWrittenRun(_ operation: CallbackOperation, on queue: OperationQueue) as
     }
 }
 
+/// The classic hand-copied result operation from the well-known articles — what teams await by
+/// hand today: state behind a concurrent `DispatchQueue` (barrier writes), KVO-style
+/// notifications, and an `onResult` callback that a hand-written continuation hooks into.
+final class ClassicResultOperation: Operation, @unchecked Sendable {
+    private let lockQueue = DispatchQueue(label: "classic.result.operation", attributes: .concurrent)
+    private var _isExecuting = false
+    private var _isFinished = false
+    private var _result: Int?
+    // Written before the operation is queued, read by the queue's thread afterwards.
+    nonisolated(unsafe) var onResult: (@Sendable (Int) -> Void)?
+    let value: Int
+
+    init(_ value: Int) {
+        self.value = value
+    }
+
+    override var isAsynchronous: Bool { true }
+
+    override private(set) var isExecuting: Bool {
+        get { lockQueue.sync { _isExecuting } }
+        set {
+            willChangeValue(forKey: "isExecuting")
+            lockQueue.sync(flags: .barrier) { _isExecuting = newValue }
+            didChangeValue(forKey: "isExecuting")
+        }
+    }
+
+    override private(set) var isFinished: Bool {
+        get { lockQueue.sync { _isFinished } }
+        set {
+            willChangeValue(forKey: "isFinished")
+            lockQueue.sync(flags: .barrier) { _isFinished = newValue }
+            didChangeValue(forKey: "isFinished")
+        }
+    }
+
+    override func start() {
+        guard !isCancelled else {
+            finish()
+            return
+        }
+        isFinished = false
+        isExecuting = true
+        main()
+    }
+
+    override func main() {
+        finish(with: value)
+    }
+
+    func finish(with result: Int) {
+        lockQueue.sync(flags: .barrier) { _result = result }
+        onResult?(result)
+        finish()
+    }
+
+    func finish() {
+        isExecuting = false
+        isFinished = true
+    }
+}
+
+/// Awaits a ``ClassicResultOperation`` by hand: a checked continuation resumed from `onResult`.
+func handWrittenRun(_ operation: ClassicResultOperation, on queue: OperationQueue) async -> Int {
+    await withCheckedContinuation { continuation in
+        operation.onResult = { continuation.resume(returning: $0) }
+        queue.addOperation(operation)
+    }
+}
+
 /// The classic hand-written "Task inside an Operation": KVO-style state under a lock, a `Task`
 /// started in `start()`, finished when the closure returns.
 final class HandWrittenTaskOperation: Operation, @unchecked Sendable {

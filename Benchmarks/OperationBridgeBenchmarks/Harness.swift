@@ -1,6 +1,5 @@
 import Foundation
 
-
 /// Command-line options.
 struct Options {
     var quick = false
@@ -126,9 +125,12 @@ func printTable(_ rows: [Measurement]) {
     let header = ["scenario", "library", "baseline", "ratio", "target", "ok"]
     var lines = [header]
     for row in rows {
-        let library = row.unit == "s" ? format(row.library_seconds) + " s" : format(row.library_seconds, digits: 0) + " " + row.unit
+        let library =
+            row.unit == "s"
+            ? format(row.library_seconds) + " s" : format(row.library_seconds, digits: 0) + " " + row.unit
         let baseline =
-            row.unit == "s" ? format(row.baseline_seconds) + " s" : format(row.baseline_seconds, digits: 0) + " " + row.unit
+            row.unit == "s"
+            ? format(row.baseline_seconds) + " s" : format(row.baseline_seconds, digits: 0) + " " + row.unit
         let ok = row.within_target.map { $0 ? "yes" : "NO" } ?? "-"
         lines.append([row.scenario, library, baseline, format(row.ratio, digits: 2) + "×", row.target, ok])
     }

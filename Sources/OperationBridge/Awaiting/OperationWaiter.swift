@@ -23,6 +23,9 @@ enum OperationWaiter {
     ///   cancelled first.
     static func waitForFinish(of operation: Operation, onTaskCancellation: TaskCancellation) async -> Bool {
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
+        if let operation = operation as? AsyncOperation {
+            return await waitForFinish(of: operation, onTaskCancellation: onTaskCancellation)
+        }
         let slot = CompletionSlot<Bool>()
         guard let observation = FinishObservation.observe(operation, { slot.fulfill(true) }) else {
             return true
@@ -36,6 +39,27 @@ enum OperationWaiter {
             case .cancelOperation:
                 operation.cancel()
                 if !operation.hasBeenStarted, slot.fulfill(false) { observation.cancel() }
+            }
+        }
+    }
+
+    /// The package's own operations keep their waiters' continuations under their own lock:
+    /// no extra allocation, and exactly-once resumption decided by the lifecycle state machine.
+    private static func waitForFinish(
+        of operation: AsyncOperation,
+        onTaskCancellation: TaskCancellation
+    ) async -> Bool {
+        if operation.isFinished { return true }
+        let id = operation.reserveWaitID()
+        return await withTaskCancellationHandler {
+            await operation.waitForFinish(id)
+        } onCancel: {
+            switch onTaskCancellation {
+            case .stopWaiting:
+                operation.cancelWait(id)
+            case .cancelOperation:
+                operation.cancel()
+                if !operation.hasStarted { operation.cancelWait(id) }
             }
         }
     }

@@ -152,7 +152,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
-            for observer in observers { observer() }
+            for (_, observer) in observers {
+                switch observer {
+                case .callback(let callback): callback()
+                case .waiter(let continuation): continuation.resume(returning: true)
+                }
+            }
         }
     }
 
@@ -178,6 +183,27 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         _ callback: @escaping LifecycleStateMachine.FinishObserver
     ) -> LifecycleStateMachine.ObserverID? {
         lock.withCriticalSection { lifecycle.addObserver(callback) }
+    }
+
+    /// Suspends until the operation has finished (`true`) or ``cancelWait(_:)`` was called with
+    /// `id` (`false`). The continuation is resumed exactly once, whichever comes first — even
+    /// when the cancellation comes before the suspension.
+    func waitForFinish(_ id: LifecycleStateMachine.ObserverID) async -> Bool {
+        await withUnsafeContinuation { continuation in
+            let immediate = lock.withCriticalSection { lifecycle.installWaiter(id, continuation) }
+            if let immediate { continuation.resume(returning: immediate) }
+        }
+    }
+
+    /// An identifier for ``waitForFinish(_:)`` and ``cancelWait(_:)``.
+    func reserveWaitID() -> LifecycleStateMachine.ObserverID {
+        lock.withCriticalSection { lifecycle.reserveObserverID() }
+    }
+
+    /// Ends the wait `id` with `false`, unless it has already ended.
+    func cancelWait(_ id: LifecycleStateMachine.ObserverID) {
+        let continuation = lock.withCriticalSection { lifecycle.cancelWaiter(id) }
+        continuation?.resume(returning: false)
     }
 
     /// Removes an observer that has not run yet.

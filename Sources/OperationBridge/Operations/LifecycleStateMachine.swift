@@ -29,8 +29,18 @@ struct LifecycleStateMachine {
     private var state: State = .pending
     /// `finish()` was called before the operation had been started; honoured by `start()`.
     private var finishRequested = false
-    private var observers: [(id: ObserverID, callback: FinishObserver)] = []
+    /// Someone waiting for the operation to finish.
+    enum Observer {
+        /// A callback to call.
+        case callback(FinishObserver)
+        /// A suspended task to resume with `true` (finished) or `false` (its wait was cancelled).
+        case waiter(UnsafeContinuation<Bool, Never>)
+    }
+
+    private var observers: [(id: ObserverID, observer: Observer)] = []
     private var nextObserverID: UInt64 = 0
+    /// Waiters cancelled before their continuation was installed.
+    private var cancelledWaiters: [ObserverID] = []
 
     // MARK: Queries
 
@@ -116,14 +126,15 @@ struct LifecycleStateMachine {
         }
     }
 
-    /// Ends the finish transition and hands back the observers to run outside the lock.
-    mutating func completeFinish() -> [FinishObserver] {
+    /// Ends the finish transition and hands back the observers to notify outside the lock.
+    mutating func completeFinish() -> [(id: ObserverID, observer: Observer)] {
         guard case .finishing = state else {
             preconditionFailure("Internal inconsistency: completed finish from \(state)")
         }
         state = .finished
+        cancelledWaiters = []
         defer { observers = [] }
-        return observers.map(\.callback)
+        return observers
     }
 
     /// Registers `callback` to run once the operation has finished.
@@ -132,10 +143,46 @@ struct LifecycleStateMachine {
     ///   (the callback is then not stored and the caller proceeds at once).
     mutating func addObserver(_ callback: @escaping FinishObserver) -> ObserverID? {
         if case .finished = state { return nil }
-        let id = ObserverID(rawValue: nextObserverID)
-        nextObserverID &+= 1
-        observers.append((id, callback))
+        let id = reserveObserverID()
+        observers.append((id, .callback(callback)))
         return id
+    }
+
+    /// A fresh identifier for a waiter that will be installed with ``installWaiter(_:_:)``.
+    mutating func reserveObserverID() -> ObserverID {
+        defer { nextObserverID &+= 1 }
+        return ObserverID(rawValue: nextObserverID)
+    }
+
+    /// Stores a suspended task until the operation finishes.
+    ///
+    /// - Returns: The value to resume the continuation with at once (`true`: already finished;
+    ///   `false`: this wait was cancelled before it was installed), or `nil` when it was stored.
+    mutating func installWaiter(_ id: ObserverID, _ continuation: UnsafeContinuation<Bool, Never>) -> Bool? {
+        if case .finished = state { return true }
+        if let index = cancelledWaiters.firstIndex(of: id) {
+            cancelledWaiters.remove(at: index)
+            return false
+        }
+        observers.append((id, .waiter(continuation)))
+        return nil
+    }
+
+    /// Cancels the wait `id`.
+    ///
+    /// - Returns: The continuation to resume with `false`, when it was stored. When it was not
+    ///   installed yet, the cancellation is remembered for ``installWaiter(_:_:)``; when the
+    ///   operation has finished, the waiter was already resumed and nothing happens.
+    mutating func cancelWaiter(_ id: ObserverID) -> UnsafeContinuation<Bool, Never>? {
+        if let index = observers.firstIndex(where: { $0.id == id }) {
+            guard case .waiter(let continuation) = observers.remove(at: index).observer else {
+                preconditionFailure("Internal inconsistency: observer \(id) is not a waiter")
+            }
+            return continuation
+        }
+        if case .finished = state { return nil }
+        cancelledWaiters.append(id)
+        return nil
     }
 
     /// Removes an observer that has not run yet. Returns `false` when it was already taken.

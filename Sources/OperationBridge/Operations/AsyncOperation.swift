@@ -33,7 +33,7 @@ import Foundation
 ///
 /// ## Threading
 /// Every member may be called from any thread. Awaiting an `AsyncOperation` from async code
-/// (see ``Foundation/Operation/finished()``) does not rely on KVO or `completionBlock`: the
+/// (see ``Foundation/Operation/waitUntilFinished()``) does not rely on KVO or `completionBlock`: the
 /// operation notifies its awaiters directly when it finishes.
 open class AsyncOperation: Operation, @unchecked Sendable {
     // Safety: every stored property below is only touched while holding `lock`. Subclasses in

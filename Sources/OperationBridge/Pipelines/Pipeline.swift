@@ -29,7 +29,7 @@ import Foundation
 /// instead. ``PipelineFailurePolicy/cancelAll`` stops everything at the first failure.
 ///
 /// ## Cancellation
-/// ``cancel()``, or cancelling a task awaiting ``value(of:)``, ``outcome(of:)`` or
+/// ``cancel()``, or cancelling a task awaiting ``value(of:)-(AsyncResultOperation<Success,Failure>)``, ``outcome(of:)`` or
 /// ``waitUntilFinished()``, cancels every step that has not finished. Steps not queued yet are
 /// queued cancelled so that they finish without running: nothing waiting for them hangs.
 ///

@@ -52,7 +52,7 @@ extension OperationQueue {
     }
 
     /// The success values of `operations` whose `Failure` is `any Error`; see
-    /// ``values(of:order:)-(_,_)``.
+    /// `values(of:order:)`.
     public func values<Success: Sendable>(
         of operations: [AsyncResultOperation<Success, any Error>],
         order: ResultOrder = .completion

@@ -3,7 +3,7 @@ import Foundation
 /// The success values of a set of result operations, as a typed-throwing `AsyncSequence` that
 /// stops at the first failure.
 ///
-/// Create it with ``Foundation/OperationQueue/values(of:order:)-(_,_)``. It behaves like
+/// Create it with `OperationQueue.values(of:order:)`. It behaves like
 /// ``OperationResults`` (same scheduling, ordering, single iteration, cancellation and memory
 /// rules), except that:
 /// - a failure ends the sequence: the failure is thrown (typed), and every operation that has

@@ -1,0 +1,203 @@
+import Foundation
+import OperationBridge
+import Testing
+
+// The code blocks of the DocC articles are taken verbatim from this file (see
+// scripts/check-snippets.py), so every snippet compiles and runs in CI.
+
+enum FetchError: Error, CancellationRepresentable {
+    case notFound
+    case cancelled
+    static var cancellation: FetchError { .cancelled }
+}
+
+/// A classic callback-style result operation, as found in existing codebases.
+final class FetchNumberOperation: AsyncResultOperation<Int, FetchError>, @unchecked Sendable {
+    let number: Int
+
+    init(_ number: Int) {
+        self.number = number
+    }
+
+    override func main() {
+        DispatchQueue.global().async { [self] in
+            if number >= 0 {
+                finish(with: .success(number))
+            } else {
+                finish(with: .failure(.notFound))
+            }
+        }
+    }
+}
+
+enum RequestContext {
+    @TaskLocal static var id = "none"
+}
+
+@Suite struct DocumentationSnippetTests {
+    @Test func awaitingAResultOperation() async throws {
+        let queue = OperationQueue()
+        // Awaiting a result operation with its typed error.
+        let fetch = FetchNumberOperation(42)
+        queue.addOperation(fetch)
+        let number = try await fetch.value  // throws(FetchError)
+        #expect(number == 42)
+    }
+
+    @Test func runAndAwait() async {
+        let queue = OperationQueue()
+        do {
+            let number = try await queue.run(FetchNumberOperation(-1))
+            print(number)
+        } catch .notFound {
+            print("not found")  // typed: the compiler knows every case
+        } catch {
+            print("cancelled")
+        }
+    }
+
+    @Test func outcomeOfAnyFailureType() async {
+        let queue = OperationQueue()
+        let fetch = FetchNumberOperation(7)
+        queue.addOperation(fetch)
+        switch await fetch.outcome {
+        case .success(let number)?: print("got \(number)")
+        case .failure(let error)?: print("failed: \(error)")
+        case nil: print("cancelled without a result")
+        }
+        #expect(fetch.result.map { try? $0.get() } == 7)
+    }
+
+    @Test func awaitingForeignOperations() async throws {
+        let queue = OperationQueue()
+        // Any Operation, and a whole queue, without blocking a thread.
+        let legacy = BlockOperation { print("legacy work") }
+        queue.addOperation(legacy)
+        try await legacy.waitUntilFinished()
+        try await queue.waitUntilAllOperationsAreFinished()
+        #expect(legacy.isFinished)
+    }
+
+    @Test func resultsAsTheyFinish() async throws {
+        let queue = OperationQueue()
+        let fetches = (1...5).map(FetchNumberOperation.init)
+        for await finished in try queue.results(of: fetches) {
+            print("#\(finished.index):", finished.result.map { try? $0.get() } as Any)
+        }
+        let numbers = try await queue.values(of: (1...5).map(FetchNumberOperation.init), order: .submission).collect()
+        #expect(numbers == [1, 2, 3, 4, 5])
+    }
+
+    @Test func allSucceeded() async throws {
+        let queue = OperationQueue()
+        let fetches = [FetchNumberOperation(1), FetchNumberOperation(-1), FetchNumberOperation(3)]
+        let everyFetchSucceeded = await (try queue.results(of: fetches)).allSucceeded()
+        #expect(!everyFetchSucceeded)
+    }
+
+    @Test func taskOperationBasics() async throws {
+        let queue = OperationQueue()
+        let fetch = FetchNumberOperation(20)
+        // An async closure as an operation: it can depend on operations and be depended on.
+        let doubled = TaskOperation { () async throws(FetchError) -> Int in
+            if Task.isCancelled { throw .cancelled }
+            return 2
+        }
+        doubled.addDependency(fetch)
+        queue.addOperation(fetch)
+        queue.addOperation(doubled)
+        #expect(try await doubled.value == 2)
+    }
+
+    @Test func thenAppendsAnAsyncStep() async throws {
+        let queue = OperationQueue()
+        let fetch = FetchNumberOperation(21)
+        let doubled = fetch.then { (number: Int) async -> Int in number * 2 }
+        queue.addOperation(fetch)
+        queue.addOperation(doubled)
+        let answer = await doubled.outcome?.get()  // Result<Int, Never>: nothing to catch
+        #expect(answer == 42)
+    }
+
+    @Test func addTaskReturnsAHandle() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 2  // limits async work too
+        let upload = queue.addTask { () async throws(CancellationError) -> String in
+            "receipt"
+        }
+        let receipt = try await upload.value  // or cancel it: upload.cancel()
+        #expect(receipt == "receipt")
+    }
+
+    @Test func taskLocalsDoNotCrossTheQueue() async {
+        let queue = OperationQueue()
+        await RequestContext.$id.withValue("request-7") {
+            // Read the task-local where it is bound, and bind it again inside the closure.
+            let requestID = RequestContext.id
+            let step = queue.addTask { () async -> String in
+                let seenWithoutRebinding = RequestContext.id  // "none": not inherited
+                return RequestContext.$id.withValue(requestID) { RequestContext.id + " / " + seenWithoutRebinding }
+            }
+            #expect(await step.outcome?.get() == "request-7 / none")
+        }
+    }
+
+    @Test func pipelineOfOperationsAndAsyncSteps() async throws {
+        let queue = OperationQueue()
+        let fetch = FetchNumberOperation(5)
+        let squared = fetch.then { (number: Int) async -> Int in number * number }
+        let report = squared.then { (square: Int) async throws -> String in "square: \(square)" }
+        let pipeline = try Pipeline([fetch, squared, report], on: queue)
+        let text = try await pipeline.value(of: report)
+        #expect(text == "square: 25")
+    }
+
+    @Test func pipelineFailureNamesTheUpstream() async throws {
+        let queue = OperationQueue()
+        let fetch = FetchNumberOperation(-1)  // fails with .notFound
+        let report = fetch.then { (number: Int) async throws -> String in "number: \(number)" }
+        let pipeline = try Pipeline([fetch, report], on: queue)
+        do {
+            _ = try await pipeline.value(of: report)
+        } catch let error as UpstreamFailedError {
+            print(error)  // "Upstream operation FetchNumberOperation failed: notFound"
+        }
+        #expect(report.result.map { (try? $0.get()) == nil } == true)
+    }
+
+    @Test func pipelineRejectsACycle() throws {
+        let queue = OperationQueue()
+        let first = BlockOperation {}
+        let second = BlockOperation {}
+        first.addDependency(second)
+        second.addDependency(first)
+        #expect(throws: PipelineError.self) {
+            try Pipeline([first, second], on: queue)
+        }
+    }
+
+    @Test func testingWithGates() async throws {
+        // A gate: the test decides when the operation's work may end.
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let queue = OperationQueue()
+        let step = queue.addTask { () async -> String in
+            for await _ in gate { break }
+            return "done"
+        }
+        #expect(!step.isFinished)  // deterministic: the gate is still closed
+        open.yield()
+        #expect(await step.outcome?.get() == "done")
+    }
+
+    @Test func testingReleases() async throws {
+        let queue = OperationQueue()
+        weak var released: FetchNumberOperation?
+        do {
+            let fetch = FetchNumberOperation(1)
+            released = fetch
+            _ = try await queue.run(fetch)
+        }
+        try await queue.waitUntilAllOperationsAreFinished()
+        #expect(released == nil)  // the bridge keeps no finished operation alive
+    }
+}

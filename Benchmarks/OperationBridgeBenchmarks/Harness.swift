@@ -8,6 +8,8 @@ struct Options {
     /// Internal: measure memory in this (fresh) process and print bytes per operation.
     var memoryProbe: String?
     var probeCount = 0
+    /// `--soak [N]`: run N operations (default one million) through the bridges instead.
+    var soak: Int?
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -16,6 +18,10 @@ struct Options {
             case "--quick": quick = true
             case "--json": json = true
             case "--only": only = iterator.next()
+            case "--soak":
+                soak = 1_000_000
+            case "--soak-operations":
+                soak = iterator.next().flatMap(Int.init) ?? 1_000_000
             case "--memory-probe":
                 memoryProbe = iterator.next()
                 probeCount = iterator.next().flatMap(Int.init) ?? 100_000
@@ -23,9 +29,12 @@ struct Options {
                 print(
                     """
                     usage: OperationBridgeBenchmarks [--quick] [--json] [--only SUBSTRING]
+                           OperationBridgeBenchmarks --soak | --soak-operations N
                       --quick   smaller sizes and fewer rounds (seconds instead of minutes)
                       --json    print only a JSON array, one object per scenario
                       --only    run the scenarios whose name contains SUBSTRING
+                      --soak    a million operations through every bridge, memory sampled
+                                after each batch (exit status 1 if it grows)
                     """)
                 exit(0)
             default:

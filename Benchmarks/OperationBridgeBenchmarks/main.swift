@@ -11,6 +11,10 @@ if let kind = options.memoryProbe {
     runMemoryProbe(kind: kind, count: options.probeCount)
     exit(0)
 }
+if let total = options.soak {
+    let flat = try await Soak(total: total, batch: 50_000).run()
+    exit(flat ? 0 : 1)
+}
 if !options.json {
     print("OperationBridge benchmarks (\(options.quick ? "quick" : "full") run, \(options.rounds) rounds, medians)")
     #if DEBUG

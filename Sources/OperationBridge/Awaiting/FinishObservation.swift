@@ -76,6 +76,10 @@ final class FinishSentinel: Operation, @unchecked Sendable {
             defer { self.callback = nil }
             return self.callback
         }
+        // The observed operation has finished: stop retaining it before anybody resumes, so
+        // that it is released as soon as its awaiters let go of it (this sentinel itself is
+        // released by its queue a moment later).
+        for dependency in dependencies { removeDependency(dependency) }
         callback?()
     }
 

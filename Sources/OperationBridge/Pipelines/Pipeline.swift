@@ -184,7 +184,7 @@ public final class Pipeline: Sendable {
 
             /// The next finished step, running on the caller's actor; see ``next()``.
             public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
-                guard let position = await lifetime.run.positions.next() else { return nil }
+                guard let position = await lifetime.next() else { return nil }
                 let operation = lifetime.run.scheduler.operations[position]
                 return Element(index: position, operation: operation, failed: operation.stepFailed)
             }

@@ -29,9 +29,9 @@ final class FinishedPositions: @unchecked Sendable {
         if order == .completion { ready.reserveCapacity(count) }
     }
 
-    /// Whether every position has been delivered, or iteration was terminated.
-    var isComplete: Bool {
-        lock.withCriticalSection { terminated || delivered == total }
+    /// Whether every position has been delivered to the consumer.
+    var allDelivered: Bool {
+        lock.withCriticalSection { delivered == total }
     }
 
     /// Records that the operation at `position` (and, if it was listed more than once, at

@@ -97,7 +97,7 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
 
         /// The next finished operation, running on the caller's actor; see ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
-            guard let position = await lifetime.run.positions.next() else { return nil }
+            guard let position = await lifetime.next() else { return nil }
             let operation = operations[position]
             return Element(index: position, operation: operation, result: operation.result)
         }

@@ -56,8 +56,9 @@ final class ScheduledRun: @unchecked Sendable {
     }
 }
 
-/// Owns a ``ScheduledRun`` for one iterator: when the iterator goes away before the end (the
-/// loop exited early, or the task was cancelled), the unfinished operations are cancelled.
+/// Owns a ``ScheduledRun`` for one iterator: when iteration ends before every operation was
+/// delivered — the iterating task was cancelled, or the iterator went away because the loop
+/// exited early — the unfinished operations are cancelled.
 final class IterationLifetime: Sendable {
     let run: ScheduledRun
 
@@ -65,9 +66,23 @@ final class IterationLifetime: Sendable {
         self.run = run
     }
 
-    deinit {
-        if !run.positions.isComplete {
+    /// The next finished position, or `nil` at the end. When the iterating task was cancelled,
+    /// returns `nil` and cancels the operations that have not finished.
+    func next() async -> Int? {
+        guard let position = await run.positions.next() else {
+            cancelIfIncomplete()
+            return nil
+        }
+        return position
+    }
+
+    private func cancelIfIncomplete() {
+        if !run.positions.allDelivered {
             run.cancel()
         }
+    }
+
+    deinit {
+        cancelIfIncomplete()
     }
 }

@@ -60,12 +60,15 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
             }
             return
         }
-        runAttachedTask { [self] in
+        // See `TaskOperation.main()`: the task does not keep the finished operation alive.
+        runAttachedTask { [weak self, body] in
+            let result: Result<Output, Failure>
             do throws(Failure) {
-                finish(with: .success(try await body(input)))
+                result = .success(try await body(input))
             } catch {
-                finish(with: .failure(error))
+                result = .failure(error)
             }
+            self?.finish(with: result)
         }
     }
 }

@@ -52,12 +52,16 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
 
     /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
     public override func main() {
-        runAttachedTask { [self] in
+        // The queue retains the operation until it has finished; the task holds it only while the
+        // closure runs, so the operation can go away as soon as its awaiters are done with it.
+        runAttachedTask { [weak self, body] in
+            let result: Result<Success, Failure>
             do throws(Failure) {
-                finish(with: .success(try await body()))
+                result = .success(try await body())
             } catch {
-                finish(with: .failure(error))
+                result = .failure(error)
             }
+            self?.finish(with: result)
         }
     }
 }

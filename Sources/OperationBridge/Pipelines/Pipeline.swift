@@ -135,7 +135,8 @@ public final class Pipeline: Sendable {
         // `withTaskCancellationHandler` is untyped-rethrowing; carry the typed error out in a Result.
         let result = await withTaskCancellationHandler { () async -> Result<Success, Failure> in
             do throws(Failure) {
-                return .success(try await step.awaitValue(onTaskCancellation: .cancelOperation, cancellation: cancellation))
+                let value = try await step.awaitValue(onTaskCancellation: .cancelOperation, cancellation: cancellation)
+                return .success(value)
             } catch {
                 return .failure(error)
             }

@@ -24,6 +24,25 @@ let package = Package(
             path: "Examples/UnfurlDemo"
         ),
         .executableTarget(
+            name: "BatchDownloads",
+            dependencies: ["OperationBridge"],
+            path: "Examples/BatchDownloads"
+        ),
+        .executableTarget(
+            name: "MixedPipeline",
+            dependencies: ["OperationBridge"],
+            path: "Examples/MixedPipeline"
+        ),
+        .executableTarget(
+            name: "MigrationBefore",
+            path: "Examples/MigrationBefore"
+        ),
+        .executableTarget(
+            name: "MigrationAfter",
+            dependencies: ["OperationBridge"],
+            path: "Examples/MigrationAfter"
+        ),
+        .executableTarget(
             name: "OperationBridgeBenchmarks",
             dependencies: ["OperationBridge"],
             path: "Benchmarks/OperationBridgeBenchmarks"

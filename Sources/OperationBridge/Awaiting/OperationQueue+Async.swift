@@ -103,8 +103,11 @@ extension OperationQueue {
     }
 
     private func enqueueUnlessStarted(_ operation: Operation) {
-        if !operation.hasBeenStarted {
-            addOperation(operation)
-        }
+        guard !operation.hasBeenStarted else { return }
+        // The awaiting task owns the operation. When it is already cancelled, cancel the
+        // operation before the queue can start it: the cancellation handler installed next would
+        // come too late if a worker thread picked the operation up at once, and its work would run.
+        if Task.isCancelled { operation.cancel() }
+        addOperation(operation)
     }
 }

@@ -150,13 +150,17 @@ open class AsyncOperation: Operation, @unchecked Sendable {
                 attachedTask = nil
                 return lifecycle.completeFinish()
             }
+            // Suspended tasks first: `isFinished` is already `true` for them, and they resume
+            // while the queue does its own bookkeeping below — as a hand-written callback would.
+            for case (_, .waiter(let continuation)) in observers {
+                continuation.resume(returning: true)
+            }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
-            for (_, observer) in observers {
-                switch observer {
-                case .callback(let callback): callback()
-                case .waiter(let continuation): continuation.resume(returning: true)
-                }
+            // Callbacks (the pipeline scheduler) after the queue knows, so that dependents they
+            // enqueue are ready at once.
+            for case (_, .callback(let callback)) in observers {
+                callback()
             }
         }
     }

@@ -35,6 +35,7 @@ import Foundation
 open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unchecked Sendable {
     // Safety: guarded by the inherited `lock`, together with the lifecycle.
     private var storedResult: Result<Success, Failure>?
+    private var storedOnResult: ((Result<Success, Failure>) -> Void)?
 
     /// Creates a pending operation without a result.
     public override init() {
@@ -49,12 +50,24 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         lock.withCriticalSection { storedResult }
     }
 
+    /// Called once with the result, on the thread that stores it (``finish(with:)``,
+    /// ``cancel(with:)`` or `cancel()`), before the operation is marked finished — as in the
+    /// classic hand-copied class. Thread-safe to set; set it before the operation starts.
+    ///
+    /// Prefer awaiting (`value`, `outcome`) in new code: this callback must not capture the
+    /// operation strongly (the operation would keep itself alive).
+    public var onResult: ((Result<Success, Failure>) -> Void)? {
+        get { lock.withCriticalSection { storedOnResult } }
+        set { lock.withCriticalSection { storedOnResult = newValue } }
+    }
+
     /// Stores `result` and finishes the operation.
     ///
     /// Only the first result is kept; later calls are ignored. Call it from any thread, once the
     /// work has ended. Called before the operation has started, the result is kept and the
-    /// operation finishes as soon as it is started.
-    public func finish(with result: Result<Success, Failure>) {
+    /// operation finishes as soon as it is started. Overridable for compatibility with classic
+    /// subclasses; an override must call `super.finish(with:)`.
+    open func finish(with result: Result<Success, Failure>) {
         store(result)
         finishLifecycle()
     }
@@ -92,8 +105,9 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     ///
     /// Like `cancel()`, this does not finish the operation: the running work still calls
     /// ``finish()`` or ``finish(with:)`` (whose result is then ignored), and an operation that
-    /// has not started finishes when it is started.
-    public func cancel(with error: Failure) {
+    /// has not started finishes when it is started. Safe from any thread, any number of times.
+    /// Overridable for compatibility; an override must call `super.cancel(with:)`.
+    open func cancel(with error: Failure) {
         store(.failure(error))
         super.cancel()
     }
@@ -103,13 +117,16 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         store(.failure(failure))
     }
 
-    /// Stores `result` unless a result exists or the operation is already finishing.
+    /// Stores `result` unless a result exists or the operation is already finishing, and then
+    /// calls ``onResult`` (outside the lock).
     private func store(_ result: Result<Success, Failure>) {
-        lock.withCriticalSection {
-            if storedResult == nil && !lifecycleIsFinishingOrFinishedLocked {
-                storedResult = result
-            }
+        let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
+            guard storedResult == nil && !lifecycleIsFinishingOrFinishedLocked else { return nil }
+            storedResult = result
+            defer { storedOnResult = nil }
+            return storedOnResult
         }
+        callback?(result)
     }
 }
 

@@ -32,6 +32,30 @@ public struct UpstreamFailedError: Error, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// The failure at the start of a chain of failed upstreams.
+    ///
+    /// When each step of a chain reports its upstream's failure, the error of the last step
+    /// wraps the one before it, and so on. This follows ``Reason/failed(_:)`` through nested
+    /// `UpstreamFailedError`s — and through errors of your own that adopt
+    /// ``UpstreamFailureRepresentable`` and return the wrapped error from
+    /// ``UpstreamFailureRepresentable/upstreamFailure`` — to the first error that is neither.
+    /// `nil` when the chain starts with a cancellation or a missing input.
+    public var rootFailure: (any Error)? {
+        var current = self
+        while true {
+            guard case .failed(let error) = current.reason else { return nil }
+            if let nested = error as? UpstreamFailedError {
+                current = nested
+            } else if let representable = error as? any UpstreamFailureRepresentable,
+                let nested = representable.upstreamFailure
+            {
+                current = nested
+            } else {
+                return error
+            }
+        }
+    }
+
     /// A sentence naming the upstream and what happened to it.
     public var description: String {
         let name = upstreamName.map { " '\($0)'" } ?? ""
@@ -59,6 +83,15 @@ public struct UpstreamFailedError: Error, CustomStringConvertible {
 public protocol UpstreamFailureRepresentable: Error {
     /// The failure that reports `error`.
     static func upstreamFailed(_ error: UpstreamFailedError) -> Self
+
+    /// The upstream failure this value reports, if it is one; lets
+    /// ``UpstreamFailedError/rootFailure`` look through your error type. Defaults to `nil`.
+    var upstreamFailure: UpstreamFailedError? { get }
+}
+
+extension UpstreamFailureRepresentable {
+    /// `nil`: implement it to let ``UpstreamFailedError/rootFailure`` look through this type.
+    public var upstreamFailure: UpstreamFailedError? { nil }
 }
 
 /// What a ``ChainedAsyncResultOperation`` does when the upstream it takes its input from

@@ -23,6 +23,10 @@ final class GraphScheduler: @unchecked Sendable {
     /// For each position of the input array, the node of its operation (duplicates share one).
     let nodeOfPosition: [Int]
 
+    /// For each node, the nodes that depend on it (immutable, so read without the lock).
+    private let dependents: [[Int]]
+    /// Dependencies on operations outside the set, by dependent node.
+    private let outsideDependencies: [(node: Int, dependency: Operation)]
     private let queue: OperationQueue?
     private let lock = NSLock()
     private var machine: GraphStateMachine
@@ -58,30 +62,48 @@ final class GraphScheduler: @unchecked Sendable {
                 unique.append(operation)
             }
         }
-        let dependencies = unique.map { operation in
-            operation.dependencies.compactMap { nodeOf[ObjectIdentifier($0)] }
+        var outsideDependencies: [(node: Int, dependency: Operation)] = []
+        let dependencies = unique.enumerated().map { node, operation in
+            operation.dependencies.compactMap { dependency in
+                if let inside = nodeOf[ObjectIdentifier(dependency)] { return inside }
+                outsideDependencies.append((node, dependency))
+                return nil
+            }
         }
-        let machine = GraphStateMachine(
-            dependencies: dependencies,
-            handlesFailedUpstream: unique.map(\.handlesFailedUpstream),
-            failurePolicy: failurePolicy
-        )
+        let machine = GraphStateMachine(dependencies: dependencies, failurePolicy: failurePolicy)
         if let cycle = machine.nodesOnCycles() {
             throw .dependencyCycle(operations: cycle.map { unique[$0] })
         }
         self.operations = unique
         self.nodeOfPosition = positions
+        self.dependents = machine.dependents
+        self.outsideDependencies = outsideDependencies
         self.queue = queue
         self.machine = machine
     }
 
     /// Starts scheduling. Call it once. `onFinish` is called for every node as it finishes.
     func start(onFinish: @escaping FinishHandler) {
+        retainStepsUntilOutsideDependenciesFinish()
         let ready = lock.withCriticalSection {
             self.onFinish = onFinish
             return machine.start()
         }
         launch(ready)
+    }
+
+    /// Keeps each operation alive until its dependencies outside the set have finished.
+    ///
+    /// On Linux an operation refers to its dependents through unretained pointers, and a
+    /// cancelled operation finishes without waiting for its dependencies. A step cancelled while
+    /// an outside dependency still runs could otherwise be released, once the run is over, before
+    /// that dependency finishes — which would then touch freed memory. (Dependencies inside the
+    /// set are safe: the scheduler holds every operation until all have finished.)
+    private func retainStepsUntilOutsideDependenciesFinish() {
+        for (node, dependency) in outsideDependencies where !dependency.isFinished {
+            let step = operations[node]
+            _ = FinishObservation.observe(dependency) { withExtendedLifetime(step) {} }
+        }
     }
 
     /// Cancels every operation that has not finished. Operations that were not queued yet are
@@ -90,6 +112,13 @@ final class GraphScheduler: @unchecked Sendable {
     func cancelAll() {
         let action = lock.withCriticalSection { machine.cancelAll() }
         perform(action)
+    }
+
+    /// The operation whose failure was the first to be recorded before the run was cancelled as
+    /// a whole, if any: under ``PipelineFailurePolicy/cancelAll``, the failure that stopped
+    /// everything else.
+    var firstFailedOperation: Operation? {
+        lock.withCriticalSection { machine.firstFailure.map { operations[$0] } }
     }
 
     /// Suspends until every operation of the set has finished.
@@ -142,15 +171,20 @@ final class GraphScheduler: @unchecked Sendable {
         var pending = [node]
         while let node = pending.popLast() {
             let failed = operations[node].stepFailed
+            // Asked outside the lock: it reads the operations' own state.
+            let reporting =
+                failed ? dependents[node].filter { operations[$0].reportsFailure(ofUpstream: operations[node]) } : []
             let (action, handler, drained) = lock.withCriticalSection {
-                let action = machine.finished(node, failed: failed)
+                let action = machine.finished(node, failed: failed, reportedBy: reporting)
                 let drained = machine.unfinishedCount == 0 ? takeDrainWaitersLocked() : []
                 return (action, onFinish, drained)
             }
             guard let action else { continue }
             defer { for waiter in drained { waiter.fulfill(true) } }
-            for cancelled in action.cancel { operations[cancelled].cancel() }
+            // Report the node before cancelling the others because of it: an operation that
+            // finishes inside `cancel()` must not be delivered before the failure that caused it.
             handler?(node)
+            for cancelled in action.cancel { operations[cancelled].cancel() }
             for next in action.launch where !observeAndEnqueue(next) {
                 pending.append(next)
             }
@@ -183,16 +217,18 @@ struct GraphStateMachine {
         var launch: [Int] = []
     }
 
-    private let dependents: [[Int]]
+    /// For each node, the nodes that depend on it.
+    let dependents: [[Int]]
     private var remaining: [Int]
     private var phase: [Phase]
     private var markedCancelled: [Bool]
-    private let handlesFailedUpstream: [Bool]
     private let failurePolicy: PipelineFailurePolicy
     private var cancelledAll = false
     private(set) var unfinishedCount: Int
+    /// The first node recorded as failed while the run had not been cancelled as a whole.
+    private(set) var firstFailure: Int?
 
-    init(dependencies: [[Int]], handlesFailedUpstream: [Bool], failurePolicy: PipelineFailurePolicy) {
+    init(dependencies: [[Int]], failurePolicy: PipelineFailurePolicy) {
         var dependents = Array(repeating: [Int](), count: dependencies.count)
         var remaining = Array(repeating: 0, count: dependencies.count)
         for (node, nodeDependencies) in dependencies.enumerated() {
@@ -205,7 +241,6 @@ struct GraphStateMachine {
         self.remaining = remaining
         self.phase = Array(repeating: .waiting, count: dependencies.count)
         self.markedCancelled = Array(repeating: false, count: dependencies.count)
-        self.handlesFailedUpstream = handlesFailedUpstream
         self.failurePolicy = failurePolicy
         self.unfinishedCount = dependencies.count
     }
@@ -238,7 +273,11 @@ struct GraphStateMachine {
     }
 
     /// Records that `node` finished. Returns `nil` when it was already recorded.
-    mutating func finished(_ node: Int, failed: Bool) -> Action? {
+    ///
+    /// - Parameter reportedBy: When `node` failed, the dependents that report its failure in
+    ///   their own result (chained steps taking their input from it); the others are cancelled
+    ///   under ``PipelineFailurePolicy/cancelDependents``.
+    mutating func finished(_ node: Int, failed: Bool, reportedBy: [Int] = []) -> Action? {
         guard phase[node] != .finished else { return nil }
         if phase[node] == .waiting {
             preconditionFailure("Internal inconsistency: node \(node) finished before it was launched")
@@ -247,19 +286,26 @@ struct GraphStateMachine {
         unfinishedCount -= 1
         var action = Action()
         if failed && !cancelledAll {
+            if firstFailure == nil { firstFailure = node }
             switch failurePolicy {
             case .cancelAll:
                 action = cancelAll()
             case .cancelDependents:
-                for dependent in dependents[node] where !handlesFailedUpstream[dependent] {
+                for dependent in dependents[node] where !reportedBy.contains(dependent) {
                     markCancelled(dependent, into: &action)
                 }
             }
         }
+        let cancelledHere = failed ? Set(action.cancel) : []
         for dependent in dependents[node] {
             remaining[dependent] -= 1
             if remaining[dependent] == 0, phase[dependent] == .waiting {
                 phase[dependent] = .launched
+                // Marked cancelled by another thread, which cancels it after releasing the lock:
+                // cancel it here as well, so that it is cancelled before it is queued.
+                if markedCancelled[dependent] && !cancelledHere.contains(dependent) {
+                    action.cancel.append(dependent)
+                }
                 action.launch.append(dependent)
             }
         }

@@ -9,7 +9,9 @@ protocol PipelineStepReporting: AnyObject {
 /// Steps that, when an upstream they take input from failed, report it in their own result
 /// instead of needing to be cancelled.
 protocol UpstreamFailureHandling: AnyObject {
-    var reportsFailedUpstream: Bool { get }
+    /// Whether this step, not started yet, will report the failure of `upstream` (a finished,
+    /// failed dependency) in its own result, because its input would come from it.
+    func reportsFailure(of upstream: Operation) -> Bool
 }
 
 extension AsyncResultOperation: PipelineStepReporting {
@@ -23,7 +25,17 @@ extension AsyncResultOperation: PipelineStepReporting {
 }
 
 extension ChainedAsyncResultOperation: UpstreamFailureHandling {
-    var reportsFailedUpstream: Bool { upstreamFailurePolicy == .fail }
+    /// `true` when the step has no input of its own, applies ``UpstreamFailurePolicy/fail``, and
+    /// `upstream` is a result operation that would provide its `Input` but failed. A step with a
+    /// fixed input, or whose failed dependency provides no `Input` (a `BlockOperation`, an
+    /// operation of another type), would run regardless: it must be cancelled instead.
+    func reportsFailure(of upstream: Operation) -> Bool {
+        guard upstreamFailurePolicy == .fail, input == nil,
+            let provider = upstream as? any ChainedInputProviding,
+            case .unavailable = provider.chainedInput(as: Input.self)
+        else { return false }
+        return true
+    }
 }
 
 extension Operation {
@@ -33,9 +45,9 @@ extension Operation {
         return isCancelled
     }
 
-    /// Whether a failed upstream is reported by this operation itself (see
-    /// ``PipelineFailurePolicy/cancelDependents``).
-    var handlesFailedUpstream: Bool {
-        (self as? any UpstreamFailureHandling)?.reportsFailedUpstream ?? false
+    /// Whether the failure of `upstream`, a finished dependency, is reported by this operation
+    /// itself rather than by cancelling it (see ``PipelineFailurePolicy/cancelDependents``).
+    func reportsFailure(ofUpstream upstream: Operation) -> Bool {
+        (self as? any UpstreamFailureHandling)?.reportsFailure(of: upstream) ?? false
     }
 }

@@ -12,8 +12,8 @@ extension OperationQueue {
     /// for await finished in try queue.results(of: downloads) {          // completion order
     ///     log(finished.index, finished.result as Any)
     /// }
-    /// let all = await try queue.results(of: downloads, order: .submission).collect()
-    /// let ok = await try queue.results(of: downloads).allSucceeded()
+    /// let all = try await queue.results(of: downloads, order: .submission).collect()
+    /// let ok = try await queue.results(of: downloads).allSucceeded()
     /// ```
     ///
     /// The operations must not be in a queue already (Foundation traps when an operation is
@@ -36,7 +36,7 @@ extension OperationQueue {
     /// Scheduling as in ``results(of:order:)``.
     ///
     /// ```swift
-    /// let pages = try await try queue.values(of: downloads, order: .submission).collect()
+    /// let pages = try await queue.values(of: downloads, order: .submission).collect()
     /// ```
     ///
     /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the dependencies form a

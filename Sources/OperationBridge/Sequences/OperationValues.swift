@@ -6,8 +6,9 @@ import Foundation
 /// Create it with `OperationQueue.values(of:order:)`. It behaves like
 /// ``OperationResults`` (same scheduling, ordering, single iteration, cancellation and memory
 /// rules), except that:
-/// - a failure ends the sequence: the failure is thrown (typed), and every operation that has
-///   not finished is cancelled;
+/// - a failure ends the sequence: the first failure is thrown (typed), and every operation that
+///   has not finished is cancelled — operations cancelled because of the failure report the
+///   failure, not their cancellation, even when one of them is delivered first;
 /// - an operation that ended cancelled throws the cancellation failure.
 ///
 /// ```swift
@@ -75,16 +76,27 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
                 return Element(index: element.index, operation: element.operation, value: value)
             case .failure(let error):
                 end()
-                throw error
+                throw stoppingFailure(otherwise: error)
             case nil:
                 end()
-                throw cancellation
+                throw stoppingFailure(otherwise: cancellation)
             }
         }
 
         private mutating func end() {
             ended = true
             base.lifetime.run.cancel()
+        }
+
+        /// The failure that stopped the run. When an operation fails, the others are cancelled
+        /// because of it; one of them may be delivered first (in submission order, or when it
+        /// finishes inside `cancel()`), and must then report the failure, not its cancellation.
+        private func stoppingFailure(otherwise own: Failure) -> Failure {
+            let first = base.lifetime.run.scheduler.firstFailedOperation
+            guard let first = first as? AsyncResultOperation<Success, Failure>,
+                case .failure(let error)? = first.result
+            else { return own }
+            return error
         }
     }
 }

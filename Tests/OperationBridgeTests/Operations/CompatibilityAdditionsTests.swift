@@ -1,0 +1,96 @@
+import Foundation
+import OperationBridge
+import Testing
+
+/// `onResult`, overridable `finish(with:)`/`cancel(with:)` and `UpstreamFailedError.rootFailure`.
+@Suite struct CompatibilityAdditionsTests {
+    enum StepError: Error, UpstreamFailureRepresentable, CancellationRepresentable {
+        case broken
+        case cancelled
+        case upstream(UpstreamFailedError)
+        static var cancellation: StepError { .cancelled }
+        static func upstreamFailed(_ error: UpstreamFailedError) -> StepError { .upstream(error) }
+        var upstreamFailure: UpstreamFailedError? {
+            if case .upstream(let error) = self { return error }
+            return nil
+        }
+    }
+
+    final class Failing: AsyncResultOperation<Int, StepError>, @unchecked Sendable {
+        override func main() { finish(with: .failure(.broken)) }
+    }
+
+    /// A classic subclass overriding the now-open members.
+    final class Overriding: AsyncResultOperation<Int, CancellationError>, @unchecked Sendable {
+        let calls = Recorder<String>()
+        override func main() { finish(with: .success(1)) }
+        override func finish(with result: Result<Int, CancellationError>) {
+            calls.append("finish(with:)")
+            super.finish(with: result)
+        }
+        override func cancel(with error: CancellationError) {
+            calls.append("cancel(with:)")
+            super.cancel(with: error)
+        }
+    }
+
+    @Test func onResultIsCalledOnceWithTheFirstResult() async throws {
+        let operation = ControlledOperation<Int, CancellationError>(.success(5))
+        let seen = Recorder<Int>()
+        operation.onResult = { result in seen.append((try? result.get()) ?? -1) }
+        operation.start()
+        operation.finish(with: .success(6))  // ignored: the first result wins
+        #expect(try await operation.value == 5)
+        #expect(seen.all == [5])
+    }
+
+    @Test func onResultSeesTheCancellationFailure() {
+        let operation = ControlledOperation<Int, CancellationError>(.success(5))
+        let seen = Recorder<Bool>()
+        operation.onResult = { result in
+            if case .failure = result { seen.append(true) }
+        }
+        operation.cancel()
+        operation.start()
+        #expect(seen.all == [true])
+        #expect(operation.isFinished)
+    }
+
+    @Test func overriddenFinishAndCancelAreCalled() async throws {
+        let queue = OperationQueue()
+        let finishing = Overriding()
+        #expect(try await queue.run(finishing) == 1)
+        #expect(finishing.calls.all == ["finish(with:)"])
+
+        let cancelled = Overriding()
+        cancelled.cancel(with: CancellationError())
+        cancelled.start()
+        #expect(cancelled.calls.all == ["cancel(with:)"])
+        #expect(cancelled.isFinished)
+    }
+
+    @Test func rootFailureLooksThroughEveryStep() async throws {
+        let queue = OperationQueue()
+        let first = Failing()
+        let second = first.then { (value: Int) async throws(StepError) -> Int in value + 1 }
+        let third = second.then { (value: Int) async throws -> Int in value + 1 }
+        let pipeline = try Pipeline([first, second, third], on: queue)
+        let outcome = await pipeline.outcome(of: third)
+        guard case .failure(let error as UpstreamFailedError)? = outcome else {
+            Issue.record("expected an UpstreamFailedError, got \(String(describing: outcome))")
+            return
+        }
+        let root = try #require(error.rootFailure as? StepError)
+        guard case .broken = root else {
+            Issue.record("expected the root failure .broken, got \(root)")
+            return
+        }
+    }
+
+    @Test func rootFailureIsNilForACancelledStart() {
+        let error = UpstreamFailedError(upstreamType: "Upstream", reason: .cancelled)
+        #expect(error.rootFailure == nil)
+        let wrapped = UpstreamFailedError(upstreamType: "Outer", reason: .failed(error))
+        #expect(wrapped.rootFailure == nil)
+    }
+}

@@ -32,6 +32,11 @@ struct FinishObservation: Sendable {
         let sentinel = FinishSentinel(callback)
         sentinel.addDependency(operation)
         FinishSentinel.queue.addOperation(sentinel)
+        // If the operation finished while the sentinel was being enqueued, the Linux queue can
+        // miss that the sentinel became ready (`addOperation` caches a stale `isReady == false`,
+        // and the re-test in its scheduler does not reschedule), leaving it waiting for good.
+        // Look once more: once the sentinel is in its queue, a later finish does wake it up.
+        if operation.isFinished, release(sentinel, observing: operation) { return nil }
         return FinishObservation(kind: .sentinel(sentinel, observed: operation))
     }
 
@@ -41,12 +46,22 @@ struct FinishObservation: Sendable {
         case .direct(let operation, let id):
             operation.removeFinishObserver(id)
         case .sentinel(let sentinel, let observed):
-            sentinel.discard()
-            // Unlink first, so the sentinel never waits for `observed` again, then cancel it
-            // so its queue lets it go.
-            sentinel.removeDependency(observed)
-            sentinel.cancel()
+            Self.release(sentinel, observing: observed)
         }
+    }
+
+    /// Drops the sentinel's callback and lets its queue finish it.
+    ///
+    /// - Returns: `true` when the callback had not been called (it now never will be); `false`
+    ///   when it has already been called or is running.
+    @discardableResult
+    private static func release(_ sentinel: FinishSentinel, observing observed: Operation) -> Bool {
+        let dropped = sentinel.discard()
+        // Unlink first, so the sentinel never waits for `observed` again, then cancel it so its
+        // queue lets it go.
+        sentinel.removeDependency(observed)
+        sentinel.cancel()
+        return dropped
     }
 }
 
@@ -83,8 +98,12 @@ final class FinishSentinel: Operation, @unchecked Sendable {
         callback?()
     }
 
-    /// Drops the callback without calling it.
-    func discard() {
-        lock.withCriticalSection { callback = nil }
+    /// Drops the callback without calling it. Returns `false` when it was already taken.
+    @discardableResult
+    func discard() -> Bool {
+        lock.withCriticalSection {
+            defer { callback = nil }
+            return callback != nil
+        }
     }
 }

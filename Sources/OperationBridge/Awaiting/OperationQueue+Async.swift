@@ -45,19 +45,21 @@ extension OperationQueue {
     ///
     /// Use it for operations whose `Failure` cannot express cancellation.
     ///
-    /// - Returns: The result, or `nil` when the operation ended cancelled without a result or
-    ///   the awaiting task was cancelled before it started.
+    /// - Returns: The result, or `nil` when the operation was cancelled without a result (its
+    ///   `Failure` cannot express cancellation, see ``CancellationRepresentable``).
     ///
     /// ## Cancellation
-    /// Cancelling the awaiting task cancels the operation. If it has not started, `nil` is
-    /// returned at once; if it is running, the call returns its result when it has finished.
+    /// Cancelling the awaiting task cancels the operation. If it has not started, the call
+    /// returns at once with the operation's own cancellation failure (`nil` when `Failure`
+    /// cannot express one); if it is running, the call returns its result when it has finished.
     public func runForOutcome<Success: Sendable, Failure>(
         _ operation: AsyncResultOperation<Success, Failure>
     ) async -> Result<Success, Failure>? {
         enqueueUnlessStarted(operation)
-        guard await OperationWaiter.waitForFinish(of: operation, onTaskCancellation: .cancelOperation) else {
-            return nil
-        }
+        // Finished, or given up because the task was cancelled before the operation started:
+        // either way the answer is the operation's own result, so it does not depend on whether
+        // the queue got to finish the cancelled operation first.
+        _ = await OperationWaiter.waitForFinish(of: operation, onTaskCancellation: .cancelOperation)
         return operation.result
     }
 

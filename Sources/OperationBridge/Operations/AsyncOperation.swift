@@ -49,6 +49,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         super.init()
     }
 
+    deinit {
+        // Linux's Foundation keeps unretained pointers from a dependency to its dependents. A
+        // cancelled operation can finish, and be released, before a dependency it was waiting
+        // for; that dependency would later touch freed memory when it finishes. Unlink first.
+        for dependency in dependencies where !dependency.isFinished {
+            removeDependency(dependency)
+        }
+    }
+
     /// Always `true`: the operation ends when ``finish()`` is called, not when ``main()`` returns.
     open override var isAsynchronous: Bool { true }
 
@@ -122,10 +131,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Runs `work` in a new `Task` whose priority is derived from ``qualityOfService`` (see
     /// `TaskPriority.init(_:)`), and cancels that task when the operation is cancelled.
     ///
-    /// The task is unstructured: it inherits no task-local values from whoever queued the
+    /// The task is detached: it inherits no task-local values from whoever queued or started the
     /// operation. `work` must end by finishing the operation.
     final func runAttachedTask(_ work: @escaping @Sendable () async -> Void) {
-        let task = Task(priority: TaskPriority(qualityOfService), operation: work)
+        // Detached: an operation started by hand from async code must not hand that code's
+        // task-local values (or its actor) to the work, exactly as when a queue starts it.
+        let task = Task.detached(priority: TaskPriority(qualityOfService), operation: work)
         lock.withCriticalSection {
             if !lifecycle.isFinishingOrFinished { attachedTask = task }
         }

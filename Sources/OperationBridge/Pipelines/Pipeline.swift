@@ -149,8 +149,9 @@ public final class Pipeline: Sendable {
     /// The steps as they finish, as an `AsyncSequence` (completion order). Iterating starts the
     /// pipeline.
     ///
-    /// Iterate once (a second iterator is a programmer error and traps). Leaving the loop early or cancelling the iterating task cancels the
-    /// pipeline, like ``OperationResults``.
+    /// Iterate once (a second iterator is a programmer error and traps). Leaving the loop early
+    /// or cancelling the iterating task cancels the pipeline, like ``OperationResults``; and
+    /// ``cancel()`` ends the loop (steps that finish afterwards are not delivered).
     public var finishedSteps: FinishedSteps { FinishedSteps(run: run) }
 
     /// The steps of a ``Pipeline`` as they finish.

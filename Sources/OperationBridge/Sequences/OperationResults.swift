@@ -65,8 +65,15 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
     ///   and their entries are those they end with (usually their cancellation failure).
     public func collect() async -> [Result<Success, Failure>?] {
         var results = [Result<Success, Failure>?](repeating: nil, count: operations.count)
+        var delivered = [Bool](repeating: false, count: operations.count)
         for await element in self {
             results[element.index] = element.result
+            delivered[element.index] = true
+        }
+        // Ended early (the calling task was cancelled): the unfinished operations have been
+        // cancelled; report what they hold — their cancellation failure, where it can be expressed.
+        for index in results.indices where !delivered[index] {
+            results[index] = operations[index].result
         }
         return results
     }

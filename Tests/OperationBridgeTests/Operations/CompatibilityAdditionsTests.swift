@@ -94,3 +94,31 @@ import Testing
         #expect(wrapped.rootFailure == nil)
     }
 }
+
+/// Linux's Foundation keeps unretained pointers from a dependency to its dependents; a cancelled
+/// package operation released before its dependency finishes must unlink itself.
+@Suite struct DependencyUnlinkingTests {
+    final class Quick: AsyncOperation, @unchecked Sendable {
+        override func main() { finish() }
+    }
+
+    @Test func cancelledOperationsReleasedBeforeTheirDependencyDoNotCrashIt() async throws {
+        let gate = Gate()
+        let dependency = BlockOperation { gate.blockingWait() }
+        let queue = OperationQueue()
+        queue.addOperation(dependency)
+        var released: [WeakBox<Quick>] = []
+        for _ in 0..<200 {
+            let operation = Quick()
+            operation.addDependency(dependency)
+            operation.cancel()
+            operation.start()  // cancelled: finishes at once, without waiting for `dependency`
+            #expect(operation.isFinished)
+            released.append(WeakBox(operation))
+        }
+        #expect(released.allSatisfy { $0.object == nil })
+        gate.open()  // `dependency` finishes after its dependents are gone
+        try await dependency.waitUntilFinished()
+        try await queue.waitUntilAllOperationsAreFinished()
+    }
+}

@@ -105,6 +105,9 @@ final class NeverEndingOperation: AsyncResultOperation<Int, CancellationError>, 
 
     override func main() {
         started.open()
+        // A cancellation that arrived while the operation was starting (before it counted as
+        // executing) did not finish it: do it here. One arriving later finishes it in `cancel()`.
+        if isCancelled { finish() }
     }
 
     override func cancel() {

@@ -46,12 +46,6 @@ final class OneShotSignal: @unchecked Sendable {
         for waiter in waiting { waiter.resume(returning: true) }
     }
 
-    var hasFired: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return fired
-    }
-
     private func makeID() -> Int {
         lock.lock()
         defer { lock.unlock() }
@@ -98,11 +92,11 @@ final class CountdownSignal: Sendable {
 
     /// Records one arrival; the last one fires the signal.
     func arrive() {
-        if left.withLock({
-            $0 -= 1; return $0
-        }) == 0 {
-            signal.fire()
+        let stillExpected = left.withLock { left in
+            left -= 1
+            return left
         }
+        if stillExpected == 0 { signal.fire() }
     }
 
     /// How many participants have not arrived yet.
@@ -149,6 +143,10 @@ enum ParseError: Error, Equatable {
 /// Swift concurrency pool share libdispatch's few worker threads: a couple of blocked blocks
 /// stall every task, including the one that would open the gate, until libdispatch adds a
 /// thread (about a second later).
+///
+/// Release it while the held operations are alive, or never: on Linux an unfinished operation
+/// keeps unretained pointers to the operations that depend on it, and follows them when it
+/// finishes.
 final class Hold: Sendable {
     private let barrier = BlockOperation {}
     private let released = LockedBox(false)

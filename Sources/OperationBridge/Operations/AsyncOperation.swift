@@ -104,7 +104,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Runs on the thread that started the operation (a queue's worker thread). The default
     /// implementation traps: an `AsyncOperation` without work would never finish.
     open override func main() {
-        preconditionFailure("\(type(of: self)) must override main() and call finish() when its work has ended")
+        // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+        fatalError("\(type(of: self)) must override main() and call finish() when its work has ended")
     }
 
     /// Marks the operation finished, so that its queue and its dependents move on and its

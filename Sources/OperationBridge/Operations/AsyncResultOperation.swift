@@ -80,7 +80,8 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     public final override func finish() {
         let hasResult = lock.withCriticalSection { storedResult != nil || lifecycleIsFinishingOrFinishedLocked }
         guard hasResult || isCancelled else {
-            preconditionFailure(
+            // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+            fatalError(
                 "\(type(of: self)).finish() was called without a result on an operation that is not cancelled: "
                     + "call finish(with:) to provide a result."
             )

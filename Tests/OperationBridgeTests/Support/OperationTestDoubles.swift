@@ -21,15 +21,6 @@ final class Counter: @unchecked Sendable {
         return count
     }
 
-    /// Subtracts one and returns the new value.
-    @discardableResult
-    func decrement() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        count -= 1
-        return count
-    }
-
     var value: Int {
         lock.lock()
         defer { lock.unlock() }
@@ -105,7 +96,7 @@ final class Latch: @unchecked Sendable {
 }
 
 /// What an operation's lifecycle properties read at one moment.
-struct LifecycleSnapshot: Equatable, Sendable, CustomStringConvertible {
+struct LifecycleSnapshot: Hashable, Sendable, CustomStringConvertible {
     var isExecuting: Bool
     var isFinished: Bool
     var isCancelled: Bool

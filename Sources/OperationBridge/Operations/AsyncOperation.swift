@@ -43,6 +43,10 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     private var lifecycle = LifecycleStateMachine()
     /// The `Task` running the operation's async work, if any; cancelled with the operation.
     private var attachedTask: Task<Void, Never>?
+    /// `cancel()` was called before the operation began to finish. Recorded under the same lock
+    /// as the lifecycle (and, for result operations, the result), so that `isCancelled` and the
+    /// result never disagree when cancellation races completion.
+    private var cancellationRecorded = false
 
     /// Creates a pending operation.
     public override init() {
@@ -67,6 +71,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         lock.withCriticalSection { lifecycle.isExecuting }
     }
 
+    /// `true` once the operation has been cancelled before its outcome was decided. Thread-safe.
+    ///
+    /// A `cancel()` that loses the race against ``finish()`` (or, for a result operation, against
+    /// a stored result) leaves it `false`, as for any `Operation` cancelled after it ended.
+    open override var isCancelled: Bool {
+        lock.withCriticalSection { cancellationRecorded }
+    }
+
     /// `true` once ``finish()`` has completed. Thread-safe.
     open override var isFinished: Bool {
         lock.withCriticalSection { lifecycle.isFinished }
@@ -80,12 +92,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
     open override func start() {
         let cancelled = isCancelled
+        // Before the state moves on: a result operation records its cancellation failure here
+        // if it has none yet (a result can no longer be stored once finishing has begun).
+        if cancelled { operationWillFinish() }
         let action = lock.withCriticalSection { lifecycle.start(isCancelled: cancelled) }
         switch action {
         case .ignore:
             return
         case .finishWithoutRunning:
-            operationWillFinish()
             sendFinishNotifications(wasExecuting: false)
         case .beginExecuting:
             willChangeValue(forKey: "isExecuting")
@@ -122,10 +136,30 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Cancels the operation: sets `isCancelled` and cancels the `Task` running its async work,
     /// if any. Never finishes the operation by itself. Safe from any thread, any number of times.
     open override func cancel() {
+        let (recorded, task) = lock.withCriticalSection { (recordCancellationLocked(), attachedTask) }
+        // A cancellation that lost the race against completion changes nothing, so that
+        // `isCancelled` and the outcome always agree.
+        guard recorded else { return }
         super.cancel()
-        let task = lock.withCriticalSection { attachedTask }
         task?.cancel()
     }
+
+    /// Records the cancellation unless the outcome is already decided (the operation began to
+    /// finish, or a result operation stored its result). Returns whether the operation counts as
+    /// cancelled. Callers hold `lock`.
+    func recordCancellationLocked() -> Bool {
+        if cancellationRecorded { return true }
+        guard !lifecycle.isFinishingOrFinished, !outcomeDecidedLocked else { return false }
+        cancellationRecorded = true
+        return true
+    }
+
+    /// Whether `cancel()` won. Callers hold `lock`.
+    var cancellationRecordedLocked: Bool { cancellationRecorded }
+
+    /// Whether the outcome was decided before finishing began; result operations override it
+    /// (a stored result). Callers hold `lock`.
+    var outcomeDecidedLocked: Bool { false }
 
     // MARK: - Internal machinery
 

@@ -26,7 +26,9 @@ import Foundation
 /// programmer error and traps with a message naming the type.
 ///
 /// ## Cancellation
-/// `cancel()` never traps (the classic class trapped unless every subclass overrode it). It
+/// `cancel()` never traps (the classic class trapped unless every subclass overrode it). The
+/// first outcome wins: a cancellation after the result was stored changes nothing (`isCancelled`
+/// stays `false`), and a result reported after the cancellation is ignored. A cancellation
 /// records a cancellation failure as the result when `Failure` can express one — `Failure`
 /// is `CancellationError`, a supertype such as `any Error`, or adopts
 /// ``CancellationRepresentable`` — and otherwise leaves the result `nil`. A cancelled operation
@@ -96,9 +98,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// operation by itself. Subclasses may override it to stop their work (calling
     /// ``cancel(with:)`` or `super.cancel()`).
     open override func cancel() {
-        if let failure = FailureConversion.cancellation(as: Failure.self) {
-            store(.failure(failure))
-        }
+        recordCancellation(storing: FailureConversion.cancellation(as: Failure.self))
         super.cancel()
     }
 
@@ -109,20 +109,47 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// has not started finishes when it is started. Safe from any thread, any number of times.
     /// Overridable for compatibility; an override must call `super.cancel(with:)`.
     open func cancel(with error: Failure) {
-        store(.failure(error))
+        recordCancellation(storing: error)
         super.cancel()
     }
 
-    override func operationWillFinish() {
-        guard isCancelled, let failure = FailureConversion.cancellation(as: Failure.self) else { return }
-        store(.failure(failure))
+    /// Marks the operation cancelled and stores `failure` (unless a result exists), in one step
+    /// under the lock — or does neither when the operation has already begun to finish.
+    private func recordCancellation(storing failure: Failure?) {
+        let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
+            guard recordCancellationLocked(), let failure, storedResult == nil else { return nil }
+            storedResult = .failure(failure)
+            defer { storedOnResult = nil }
+            return storedOnResult
+        }
+        if let failure { callback?(.failure(failure)) }
     }
 
-    /// Stores `result` unless a result exists or the operation is already finishing, and then
-    /// calls ``onResult`` (outside the lock).
+    override var outcomeDecidedLocked: Bool { storedResult != nil }
+
+    override func operationWillFinish() {
+        // A safety net: a cancelled operation ends with its cancellation failure when it has no
+        // result yet (`cancel()` normally stored it already).
+        guard let failure = FailureConversion.cancellation(as: Failure.self) else { return }
+        let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
+            guard cancellationRecordedLocked, storedResult == nil, !lifecycleIsFinishingOrFinishedLocked else {
+                return nil
+            }
+            storedResult = .failure(failure)
+            defer { storedOnResult = nil }
+            return storedOnResult
+        }
+        callback?(.failure(failure))
+    }
+
+    /// Stores `result` unless a result exists, the operation is already finishing, or it was
+    /// cancelled (a cancelled operation ends with its cancellation failure, or without a result
+    /// when `Failure` cannot express one); then calls ``onResult`` (outside the lock).
     private func store(_ result: Result<Success, Failure>) {
         let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
-            guard storedResult == nil && !lifecycleIsFinishingOrFinishedLocked else { return nil }
+            guard storedResult == nil, !lifecycleIsFinishingOrFinishedLocked, !cancellationRecordedLocked else {
+                return nil
+            }
             storedResult = result
             defer { storedOnResult = nil }
             return storedOnResult

@@ -131,13 +131,17 @@ struct AsyncResultOperationTests {
         )
     }
 
-    @Test func aWorkResultIsKeptWhenTheFailureTypeCannotExpressCancellation() async {
+    /// DESIGN.md: where `Failure` cannot express cancellation, the operation ends cancelled
+    /// *without a result* — a value its work reports after the cancellation won is dropped, so
+    /// that `result` and `isCancelled` agree.
+    @Test func aCancelledOperationEndsWithoutAResultWhenTheFailureTypeCannotExpressCancellation() async {
         let operation = ProbeResultOperation<PlainError>(.byTest)
         operation.start()
         operation.cancel()
         #expect(operation.result == nil)
         operation.finish(with: .success(3))
-        #expect(operation.result == .success(3))
+        #expect(operation.result == nil)
+        #expect(operation.isCancelled)
         #expect(operation.lifecycleSnapshot == .cancelledFinished)
     }
 

@@ -49,8 +49,7 @@ enum OperationWaiter {
         of operation: AsyncOperation,
         onTaskCancellation: TaskCancellation
     ) async -> Bool {
-        if operation.isFinished { return true }
-        let id = operation.reserveWaitID()
+        guard let id = operation.reserveWaitID() else { return true }
         return await withTaskCancellationHandler {
             await operation.waitForFinish(id)
         } onCancel: {

@@ -245,9 +245,10 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
     }
 
-    /// An identifier for ``waitForFinish(_:)`` and ``cancelWait(_:)``.
-    func reserveWaitID() -> LifecycleStateMachine.ObserverID {
-        lock.withCriticalSection { lifecycle.reserveObserverID() }
+    /// An identifier for ``waitForFinish(_:)`` and ``cancelWait(_:)``, or `nil` when the
+    /// operation has already finished (there is nothing to wait for).
+    func reserveWaitID() -> LifecycleStateMachine.ObserverID? {
+        lock.withCriticalSection { lifecycle.isFinished ? nil : lifecycle.reserveObserverID() }
     }
 
     /// Ends the wait `id` with `false`, unless it has already ended.

@@ -130,7 +130,8 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     override func operationWillFinish() {
         // A safety net: a cancelled operation ends with its cancellation failure when it has no
         // result yet (`cancel()` normally stored it already).
-        guard let failure = FailureConversion.cancellation(as: Failure.self) else { return }
+        let needsFailure = lock.withCriticalSection { cancellationRecordedLocked && storedResult == nil }
+        guard needsFailure, let failure = FailureConversion.cancellation(as: Failure.self) else { return }
         let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
             guard cancellationRecordedLocked, storedResult == nil, !lifecycleIsFinishingOrFinishedLocked else {
                 return nil

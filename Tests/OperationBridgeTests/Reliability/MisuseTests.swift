@@ -1,0 +1,81 @@
+import Foundation
+import OperationBridge
+import Testing
+
+/// The rows of the documentation's misuse table (Misuse.md) that no other suite shows.
+@Suite struct MisuseTests {
+    final class CountingOperation: AsyncResultOperation<Int, CancellationError>, @unchecked Sendable {
+        let mainCalls = Recorder<Int>()
+        override func main() {
+            mainCalls.append(1)
+            finish(with: .success(mainCalls.all.count))
+        }
+    }
+
+    @Test func startingTwiceIsIgnored() {
+        let operation = CountingOperation()
+        operation.start()
+        operation.start()
+        #expect(operation.mainCalls.all.count == 1)
+        #expect(operation.result.map { try? $0.get() } == 1)
+    }
+
+    @Test func finishingTwiceKeepsTheFirstResult() {
+        let operation = ControlledOperation<Int, CancellationError>(.success(1), gate: Gate())
+        operation.start()
+        operation.finish(with: .success(2))
+        operation.finish(with: .success(3))
+        operation.finish()  // has a result: allowed, ignored
+        #expect(operation.result.map { try? $0.get() } == 2)
+        #expect(operation.isFinished)
+    }
+
+    @Test func runOnAnOperationThatAlreadyFinishedOnlyAwaitsIt() async throws {
+        let queue = OperationQueue()
+        let operation = CountingOperation()
+        operation.start()
+        #expect(try await queue.run(operation) == 1)
+        #expect(operation.mainCalls.all.count == 1)
+    }
+
+    @Test func addingAnOperationToTwoQueuesTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let first = OperationQueue()
+            first.isSuspended = true
+            let second = OperationQueue()
+            let operation = BlockOperation {}
+            first.addOperation(operation)
+            second.addOperation(operation)  // Foundation: "already in a queue cannot be enqueued"
+        }
+    }
+
+    @Test func runOnAnOperationPendingInAQueueTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let queue = OperationQueue()
+            queue.isSuspended = true
+            let operation = CountingOperation()
+            queue.addOperation(operation)
+            _ = try? await queue.run(operation)  // Foundation traps: it is queued already
+        }
+    }
+
+    @Test func cancellingInAStormNeverTrapsAndEndsOnce() async {
+        let queue = OperationQueue()
+        let operations = (0..<200).map { _ in CountingOperation() }
+        for operation in operations { queue.addOperation(operation) }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    for operation in operations { operation.cancel() }
+                    queue.cancelAllOperations()
+                }
+            }
+        }
+        try? await queue.waitUntilAllOperationsAreFinished()
+        for operation in operations {
+            #expect(operation.isFinished)
+            #expect(operation.result != nil)
+            #expect(operation.mainCalls.all.count <= 1)
+        }
+    }
+}

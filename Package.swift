@@ -43,6 +43,12 @@ let package = Package(
             path: "Examples/MigrationAfter"
         ),
         .executableTarget(
+            name: "ClassicSwift5",
+            dependencies: ["OperationBridge"],
+            path: "Examples/ClassicSwift5",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
             name: "OperationBridgeBenchmarks",
             dependencies: ["OperationBridge"],
             path: "Benchmarks/OperationBridgeBenchmarks"
@@ -51,7 +57,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets {
+// Upcoming features for the package's own code. `ClassicSwift5` stays as classic code is written.
+for target in package.targets where target.name != "ClassicSwift5" {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny")

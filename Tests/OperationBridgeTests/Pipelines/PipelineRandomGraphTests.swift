@@ -262,7 +262,7 @@ private struct RunLeftovers {
     var pipeline: WeakBox<Pipeline>?
 }
 
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(20)))
 struct PipelineRandomGraphTests {
     @Test func randomGraphsKeepDependencyOrderAnswerEveryAwaiterAndLeakNothing() async throws {
         let seed = Stress.seed()

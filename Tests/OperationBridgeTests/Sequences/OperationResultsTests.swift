@@ -213,7 +213,7 @@ struct OperationResultsTests {
 
     @Test(arguments: bothResultOrders)
     func tenThousandOperationsStreamWithNoneLostOrDuplicated(order: ResultOrder) async throws {
-        let count = Stress.iterations(10_000)
+        let count = 10_000
         let queue = OperationQueue()
         let operations = (0..<count).map { GatedResultOperation<Int, StepError>(.success($0)) }
         var seen = [Bool](repeating: false, count: count)

@@ -214,7 +214,7 @@ struct OperationValuesTests {
     }
 
     @Test func valuesOfATenThousandOperationBatch() async throws {
-        let count = Stress.iterations(10_000)
+        let count = 10_000
         let queue = OperationQueue()
         let operations = (0..<count).map { GatedResultOperation<Int, StepError>(.success($0)) }
         #expect(try await queue.values(of: operations, order: .submission).collect() == Array(0..<count))

@@ -73,6 +73,11 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
         addDependency(upstream)
     }
 
+    /// The upstream named by ``takeInput(from:)``, if any. Thread-safe.
+    var typedInputUpstream: AnyObject? {
+        lock.withCriticalSection { typedUpstream }
+    }
+
     override func prepareToRun() -> Bool {
         guard case .unavailable(let error) = resolveInput() else { return true }
         if upstreamFailurePolicy == .runWithoutInput { return true }

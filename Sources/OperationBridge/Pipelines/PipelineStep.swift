@@ -26,10 +26,13 @@ extension AsyncResultOperation: PipelineStepReporting {
 
 extension ChainedAsyncResultOperation: UpstreamFailureHandling {
     /// `true` when the step has no input of its own, applies ``UpstreamFailurePolicy/fail``, and
-    /// `upstream` is a result operation that would provide its `Input` but failed. A step with a
+    /// `upstream` is a result operation that would provide its `Input` but failed — the one named
+    /// by ``ChainedAsyncResultOperation/takeInput(from:)`` when there is one. A step with a
     /// fixed input, or whose failed dependency provides no `Input` (a `BlockOperation`, an
     /// operation of another type), would run regardless: it must be cancelled instead.
     func reportsFailure(of upstream: Operation) -> Bool {
+        // With a typed upstream, only that operation provides the input.
+        if let typed = typedInputUpstream, typed !== upstream { return false }
         guard upstreamFailurePolicy == .fail, input == nil,
             let provider = upstream as? any ChainedInputProviding,
             case .unavailable = provider.chainedInput(as: Input.self)

@@ -91,11 +91,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// without running ``main()``. Otherwise the operation becomes executing and ``main()``
     /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
     open override func start() {
-        let cancelled = isCancelled
-        // Before the state moves on: a result operation records its cancellation failure here
-        // if it has none yet (a result can no longer be stored once finishing has begun).
-        if cancelled { operationWillFinish() }
-        let action = lock.withCriticalSection { lifecycle.start(isCancelled: cancelled) }
+        let (action, deferred) = lock.withCriticalSection { () -> (LifecycleStateMachine.StartAction, (() -> Void)?) in
+            // Before the state moves on: a cancelled result operation records its cancellation
+            // failure here if it has none yet.
+            let deferred = cancellationRecorded ? prepareFinishLocked() : nil
+            return (lifecycle.start(isCancelled: cancellationRecorded), deferred)
+        }
+        deferred?()
         switch action {
         case .ignore:
             return
@@ -181,9 +183,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Finishes the lifecycle. Subclasses' `finish` variants funnel into this.
-    final func finishLifecycle() {
-        operationWillFinish()
-        let claim = lock.withCriticalSection { lifecycle.claimFinish() }
+    ///
+    /// - Parameter updateLocked: Runs under the lock just before the finish is claimed (a result
+    ///   operation stores its result there, in the same critical section); it may return work to
+    ///   do once the lock is released and before the notifications are sent.
+    final func finishLifecycle(_ updateLocked: () -> (() -> Void)? = { nil }) {
+        let (claim, stored, prepared) = lock.withCriticalSection {
+            let stored = updateLocked()
+            let prepared = prepareFinishLocked()
+            return (lifecycle.claimFinish(), stored, prepared)
+        }
+        stored?()
+        prepared?()
         guard case .notify(let wasExecuting) = claim else { return }
         sendFinishNotifications(wasExecuting: wasExecuting)
     }
@@ -211,9 +222,10 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
     }
 
-    /// Called just before the operation is claimed as finished (also when it finishes without
-    /// running). Result operations use it to record the cancellation failure.
-    func operationWillFinish() {}
+    /// Called under `lock` just before the operation is claimed as finished (also when it
+    /// finishes without running). Result operations record the cancellation failure there. May
+    /// return work to do after the lock is released.
+    func prepareFinishLocked() -> (() -> Void)? { nil }
 
     /// Called after the operation became executing and before ``main()``. Returning `false`
     /// skips ``main()``; the override must then have finished the operation.

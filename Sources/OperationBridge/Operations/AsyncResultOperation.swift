@@ -70,8 +70,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// operation finishes as soon as it is started. Overridable for compatibility with classic
     /// subclasses; an override must call `super.finish(with:)`.
     open func finish(with result: Result<Success, Failure>) {
-        store(result)
-        finishLifecycle()
+        finishLifecycle { storeLocked(result) }
     }
 
     /// Finishes an operation that was cancelled and has no result to report.
@@ -116,46 +115,44 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// Marks the operation cancelled and stores `failure` (unless a result exists), in one step
     /// under the lock — or does neither when the operation has already begun to finish.
     private func recordCancellation(storing failure: Failure?) {
-        let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
+        let deferred = lock.withCriticalSection { () -> (() -> Void)? in
             guard recordCancellationLocked(), let failure, storedResult == nil else { return nil }
-            storedResult = .failure(failure)
-            defer { storedOnResult = nil }
-            return storedOnResult
+            return setResultLocked(.failure(failure))
         }
-        if let failure { callback?(.failure(failure)) }
+        deferred?()
     }
 
     override var outcomeDecidedLocked: Bool { storedResult != nil }
 
-    override func operationWillFinish() {
+    override func prepareFinishLocked() -> (() -> Void)? {
         // A safety net: a cancelled operation ends with its cancellation failure when it has no
         // result yet (`cancel()` normally stored it already).
-        let needsFailure = lock.withCriticalSection { cancellationRecordedLocked && storedResult == nil }
-        guard needsFailure, let failure = FailureConversion.cancellation(as: Failure.self) else { return }
-        let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
-            guard cancellationRecordedLocked, storedResult == nil, !lifecycleIsFinishingOrFinishedLocked else {
-                return nil
-            }
-            storedResult = .failure(failure)
-            defer { storedOnResult = nil }
-            return storedOnResult
-        }
-        callback?(.failure(failure))
+        guard cancellationRecordedLocked, storedResult == nil, !lifecycleIsFinishingOrFinishedLocked,
+            let failure = FailureConversion.cancellation(as: Failure.self)
+        else { return nil }
+        return setResultLocked(.failure(failure))
     }
 
     /// Stores `result` unless a result exists, the operation is already finishing, or it was
     /// cancelled (a cancelled operation ends with its cancellation failure, or without a result
-    /// when `Failure` cannot express one); then calls ``onResult`` (outside the lock).
-    private func store(_ result: Result<Success, Failure>) {
-        let callback = lock.withCriticalSection { () -> ((Result<Success, Failure>) -> Void)? in
-            guard storedResult == nil, !lifecycleIsFinishingOrFinishedLocked, !cancellationRecordedLocked else {
-                return nil
-            }
-            storedResult = result
-            defer { storedOnResult = nil }
-            return storedOnResult
+    /// when `Failure` cannot express one). Callers hold `lock`.
+    ///
+    /// - Returns: The call of ``onResult`` to make once the lock is released, if a result was
+    ///   stored and a callback is set.
+    private func storeLocked(_ result: Result<Success, Failure>) -> (() -> Void)? {
+        guard storedResult == nil, !lifecycleIsFinishingOrFinishedLocked, !cancellationRecordedLocked else {
+            return nil
         }
-        callback?(result)
+        return setResultLocked(result)
+    }
+
+    /// Sets the result and takes ``onResult``; returns its call. Callers hold `lock` and have
+    /// checked that the result may be set.
+    private func setResultLocked(_ result: Result<Success, Failure>) -> (() -> Void)? {
+        storedResult = result
+        guard let callback = storedOnResult else { return nil }
+        storedOnResult = nil
+        return { callback(result) }
     }
 }
 

@@ -200,3 +200,16 @@ extension OperationQueue {
         }
     }
 }
+
+/// A thread-safe running sum, to check what concurrent children computed.
+final class Sum: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var total = 0
+
+    func add(_ value: Int) {
+        lock.withLock { total &+= value }
+    }
+
+    var value: Int { lock.withLock { total } }
+}

@@ -49,7 +49,7 @@ struct Options {
         quick ? max(minimum, full / 8) : full
     }
 
-    var rounds: Int { quick ? 3 : 5 }
+    var rounds: Int { quick ? 3 : 7 }
 }
 
 /// One row of the report.
@@ -105,7 +105,11 @@ func compare(
     }
     let libraryMedian = median(libraryTimes)
     let baselineMedian = median(baselineTimes)
-    let ratio = libraryMedian / baselineMedian
+    // The ratio is the median of the paired per-round ratios: each round runs both sides back
+    // to back, so drift of the machine between rounds cancels out.
+    let pairedRatios = zip(libraryTimes, baselineTimes).map { $0 / $1 }.sorted()
+    let ratio = median(pairedRatios)
+    let spread = "paired ratios \(format(pairedRatios.first!, digits: 2))–\(format(pairedRatios.last!, digits: 2))×"
     return Measurement(
         scenario: scenario,
         library_seconds: libraryMedian,
@@ -114,7 +118,7 @@ func compare(
         target: targetText ?? target.map { "≤ \(format($0, digits: 2))×" } ?? "info",
         within_target: target.map { ratio <= $0 },
         unit: "s",
-        note: note
+        note: [note, spread].compactMap { $0 }.joined(separator: "; ")
     )
 }
 

@@ -157,3 +157,21 @@ func printTable(_ rows: [Measurement]) {
         print("- \(row.scenario): \(row.note!)")
     }
 }
+
+/// Runs `body` for `0..<count` in concurrent child tasks, keeping no results.
+///
+/// Uses a discarding task group where available: a plain task group removes each finished child
+/// from a linked list when its result is taken, which is quadratic at tens of thousands of
+/// children and would swamp what the scenarios measure.
+func forEachConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) async -> Void) async {
+    if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+        await withDiscardingTaskGroup { group in
+            for index in 0..<count { group.addTask { await body(index) } }
+        }
+    } else {
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<count { group.addTask { await body(index) } }
+            await group.waitForAll()
+        }
+    }
+}

@@ -18,23 +18,16 @@ struct Scenarios {
                     note: "baseline: the classic hand-copied AsyncResultOperation + onResult callback + continuation"
                 ) {
                     let queue = OperationQueue()
-                    // A discarding group: a plain task group walks its list of children to remove
-                    // each one whose result is taken, which is quadratic at 50k children and
-                    // swamps what is measured.
                     let sum = Sum()
-                    await withDiscardingTaskGroup { group in
-                        for index in 0..<awaitCount {
-                            group.addTask { sum.add((try? await queue.run(ValueOperation(index))) ?? 0) }
-                        }
+                    await forEachConcurrently(awaitCount) { index in
+                        sum.add((try? await queue.run(ValueOperation(index))) ?? 0)
                     }
                     precondition(sum.value == awaitCount * (awaitCount - 1) / 2)
                 } baseline: {
                     let queue = OperationQueue()
                     let sum = Sum()
-                    await withDiscardingTaskGroup { group in
-                        for index in 0..<awaitCount {
-                            group.addTask { sum.add(await handWrittenRun(ClassicResultOperation(index), on: queue)) }
-                        }
+                    await forEachConcurrently(awaitCount) { index in
+                        sum.add(await handWrittenRun(ClassicResultOperation(index), on: queue))
                     }
                     precondition(sum.value == awaitCount * (awaitCount - 1) / 2)
                 })
@@ -66,17 +59,13 @@ struct Scenarios {
                     note: "for information: baseline is a synchronous Operation subclass with a callback (the floor)"
                 ) {
                     let queue = OperationQueue()
-                    await withDiscardingTaskGroup { group in
-                        for index in 0..<awaitCount {
-                            group.addTask { _ = try? await queue.run(ValueOperation(index)) }
-                        }
+                    await forEachConcurrently(awaitCount) { index in
+                        _ = try? await queue.run(ValueOperation(index))
                     }
                 } baseline: {
                     let queue = OperationQueue()
-                    await withDiscardingTaskGroup { group in
-                        for index in 0..<awaitCount {
-                            group.addTask { _ = await handWrittenRun(CallbackOperation(index), on: queue) }
-                        }
+                    await forEachConcurrently(awaitCount) { index in
+                        _ = await handWrittenRun(CallbackOperation(index), on: queue)
                     }
                 })
             // For information: the floor — a plain synchronous Operation subclass with a
@@ -156,10 +145,8 @@ struct Scenarios {
                     await queue.drain()
                 } baseline: {
                     let sum = Sum()
-                    await withDiscardingTaskGroup { group in
-                        for index in 0..<taskCount {
-                            group.addTask { sum.add(index) }
-                        }
+                    await forEachConcurrently(taskCount) { index in
+                        sum.add(index)
                     }
                 })
         }

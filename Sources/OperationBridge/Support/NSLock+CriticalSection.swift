@@ -1,0 +1,16 @@
+import Foundation
+
+/// The package's one lock primitive: `NSLock` (not `Mutex`, which needs macOS 15 / iOS 18),
+/// taken through a closure so that every critical section is balanced.
+extension NSLock {
+    /// Runs `body` while holding the lock.
+    ///
+    /// The package's own spelling, independent of which Foundation version provides
+    /// `NSLocking.withLock`, so that every lock in the library is taken the same way.
+    @inline(__always)
+    func withCriticalSection<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}

@@ -39,10 +39,74 @@ final class StressLedger: @unchecked Sendable {
         lock.unlock()
     }
 
+    // MARK: Releases
+
+    private var released = 0
+    private var releaseWaiter: (expected: Int, continuation: CheckedContinuation<Bool, Never>)?
+
+    /// A token to store in (or capture by) an operation: it reports its release when the
+    /// operation — and every closure or task holding the token — has gone away.
+    func makeProbe() -> ReleaseToken { ReleaseToken(self) }
+
+    fileprivate func tokenReleased() {
+        lock.lock()
+        released += 1
+        var toResume: CheckedContinuation<Bool, Never>?
+        if let waiter = releaseWaiter, released >= waiter.expected {
+            toResume = waiter.continuation
+            releaseWaiter = nil
+        }
+        lock.unlock()
+        toResume?.resume(returning: true)
+    }
+
+    /// Suspends until `expected` tokens have been released. Returns `false` when the waiting task
+    /// is cancelled first (for example by the test's time limit): a leak fails instead of hanging.
+    func waitUntilReleased(_ expected: Int) async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if released >= expected || Task.isCancelled {
+                    let done = released >= expected
+                    lock.unlock()
+                    continuation.resume(returning: done)
+                } else {
+                    releaseWaiter = (expected, continuation)
+                    lock.unlock()
+                }
+            }
+        } onCancel: {
+            lock.lock()
+            let waiter = releaseWaiter
+            releaseWaiter = nil
+            lock.unlock()
+            waiter?.continuation.resume(returning: false)
+        }
+    }
+
+    var releasedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return released
+    }
+
     var snapshot: (violations: [String], bodiesRun: Int, answers: [Int: Int]) {
         lock.lock()
         defer { lock.unlock() }
         return (violations, bodiesRun, answers)
+    }
+}
+
+/// Reports to its ledger when it is released.
+final class ReleaseToken: Sendable {
+    private let ledger: StressLedger
+
+    fileprivate init(_ ledger: StressLedger) {
+        self.ledger = ledger
+    }
+
+    deinit {
+        ledger.tokenReleased()
     }
 }
 
@@ -60,10 +124,12 @@ enum StressError: Error, CancellationRepresentable, UpstreamFailureRepresentable
 final class StressResultOperation: AsyncResultOperation<Int, StressError>, @unchecked Sendable {
     let planned: Result<Int, StressError>
     let ledger: StressLedger
+    let token: ReleaseToken
 
     init(_ planned: Result<Int, StressError>, ledger: StressLedger) {
         self.planned = planned
         self.ledger = ledger
+        self.token = ledger.makeProbe()
     }
 
     override func main() {
@@ -78,9 +144,11 @@ final class StressResultOperation: AsyncResultOperation<Int, StressError>, @unch
 /// A classic chained operation that adds one to its input.
 final class StressChainedOperation: ChainedAsyncResultOperation<Int, Int, StressError>, @unchecked Sendable {
     let ledger: StressLedger
+    let token: ReleaseToken
 
     init(ledger: StressLedger) {
         self.ledger = ledger
+        self.token = ledger.makeProbe()
         super.init(input: nil)
     }
 
@@ -94,9 +162,11 @@ final class StressChainedOperation: ChainedAsyncResultOperation<Int, Int, Stress
 /// A plain `AsyncOperation` with no result.
 final class StressPlainOperation: AsyncOperation, @unchecked Sendable {
     let ledger: StressLedger
+    let token: ReleaseToken
 
     init(ledger: StressLedger) {
         self.ledger = ledger
+        self.token = ledger.makeProbe()
     }
 
     override func main() {
@@ -111,9 +181,11 @@ final class StressForeignOperation: Operation, @unchecked Sendable {
     private var executing = false
     private var finished = false
     let ledger: StressLedger
+    let token: ReleaseToken
 
     init(ledger: StressLedger) {
         self.ledger = ledger
+        self.token = ledger.makeProbe()
     }
 
     override var isAsynchronous: Bool { true }

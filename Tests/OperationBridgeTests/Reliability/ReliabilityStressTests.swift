@@ -14,7 +14,7 @@ import Testing
 /// `OPERATIONBRIDGE_STRESS_SCALE` multiplies the number of runs; `OPERATIONBRIDGE_STRESS_SEED`
 /// replays one (the seed is printed).
 @Suite struct ReliabilityStressTests {
-    @Test(.timeLimit(.minutes(20)))
+    @Test(.timeLimit(.minutes(10)))
     func randomizedGraphsAwaitersAndCancellation() async throws {
         let seed = Stress.seed()
         print("ReliabilityStressTests seed: \(seed) (replay with OPERATIONBRIDGE_STRESS_SEED=\(seed))")
@@ -22,8 +22,8 @@ import Testing
         var totals = RunTotals()
         for run in 0..<Stress.iterations(80) {
             let size = Int.random(in: 10...120, using: &generator)
-            var (totalsOfRun, weakOperations, queues) = try await oneRun(size: size, generator: &generator)
-            let alive = try await aliveAfterwards(weakOperations, queues: queues)
+            var (totalsOfRun, weakOperations, ledger) = try await oneRun(size: size, generator: &generator)
+            let alive = await aliveAfterwards(weakOperations, ledger: ledger)
             if alive > 0 {
                 let kinds = weakOperations.compactMap { $0.object }.map {
                     "\(type(of: $0))(finished: \($0.isFinished))"
@@ -31,7 +31,6 @@ import Testing
                 totalsOfRun.violations.append("\(alive) operations still alive after the run: \(kinds.prefix(6))")
             }
             weakOperations.removeAll()
-            queues.removeAll()
             #expect(totalsOfRun.violations.isEmpty, "seed \(seed), run \(run): \(totalsOfRun.violations.prefix(5))")
             totals.add(totalsOfRun)
         }
@@ -57,10 +56,12 @@ import Testing
         }
     }
 
-    /// Weakly holds an operation so a closure can refer to the operation that runs it.
+    /// Weakly holds an operation so a closure can refer to the operation that runs it, and
+    /// carries the release token of that operation's closure.
     final class OperationHolder: @unchecked Sendable {
         weak var operation: Operation?
-        init() {}
+        let token: ReleaseToken
+        init(_ ledger: StressLedger) { token = ledger.makeProbe() }
     }
 
     private enum Route {
@@ -72,7 +73,7 @@ import Testing
     private func oneRun(
         size: Int,
         generator: inout SeededGenerator
-    ) async throws -> (RunTotals, [WeakBox<Operation>], [OperationQueue]) {
+    ) async throws -> (RunTotals, [WeakBox<Operation>], StressLedger) {
         let ledger = StressLedger()
         var operations: [Operation] = []
         var resultOperations: [AsyncResultOperation<Int, StressError>] = []
@@ -95,7 +96,7 @@ import Testing
                 }
                 operation = chained
             case 2:
-                let holder = OperationHolder()
+                let holder = OperationHolder(ledger)
                 let fails = Int.random(in: 0..<8, using: &generator) == 0
                 let yields = Int.random(in: 0..<3, using: &generator)
                 let task = TaskOperation { () async throws(StressError) -> Int in
@@ -108,7 +109,7 @@ import Testing
                 holder.operation = task
                 operation = task
             case 3 where upstream != nil:
-                let holder = OperationHolder()
+                let holder = OperationHolder(ledger)
                 let step = upstream!.then { (value: Int) async throws(StressError) -> Int in
                     if let operation = holder.operation { ledger.workStarted(operation, name: "then step") }
                     await Task.yield()
@@ -121,7 +122,7 @@ import Testing
             case 5:
                 operation = StressForeignOperation(ledger: ledger)
             default:
-                let holder = OperationHolder()
+                let holder = OperationHolder(ledger)
                 let block = BlockOperation {
                     if let operation = holder.operation { ledger.workStarted(operation, name: "block operation") }
                 }
@@ -266,28 +267,17 @@ import Testing
         totals.bodiesRun = snapshot.bodiesRun
         totals.cancelledOperations = cancelledOperations
 
-        return (totals, operations.map(WeakBox.init), queues)
+        return (totals, operations.map(WeakBox.init), ledger)
     }
 
-    /// Nothing stays alive once the work is done and the run's references are gone.
-    private func aliveAfterwards(_ operations: [WeakBox<Operation>], queues: [OperationQueue]) async throws -> Int {
-        var alive = operations.filter { $0.object != nil }.count
-        var rounds = 0
-        // Task threads and queue threads drop their last references a moment after an operation
-        // has finished and its awaiters resumed; on a loaded machine such a thread may not run
-        // for a while. Give them a bounded grace (about two seconds at most) — this only decides
-        // how long to wait for clean-up, never the order of events under test; a real leak never
-        // resolves and fails the run.
-        while alive > 0 && rounds < 2_000 {
-            for queue in queues { try await queue.waitUntilAllOperationsAreFinished() }
-            if rounds < 100 {
-                await Task.yield()
-            } else {
-                try await Task.sleep(for: .milliseconds(1))
-            }
-            alive = operations.filter { $0.object != nil }.count
-            rounds += 1
+    /// Nothing stays alive once the work is done and the run's references are gone: every
+    /// operation carries a release token (in itself, or in the closure it runs, which a task may
+    /// hold a moment longer), and the run waits for all of them. A leak never releases its token;
+    /// the test's time limit then cancels the wait and the run fails instead of hanging.
+    private func aliveAfterwards(_ operations: [WeakBox<Operation>], ledger: StressLedger) async -> Int {
+        guard await ledger.waitUntilReleased(operations.count) else {
+            return operations.count - ledger.releasedCount
         }
-        return alive
+        return operations.filter { $0.object != nil }.count
     }
 }

@@ -91,13 +91,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// without running ``main()``. Otherwise the operation becomes executing and ``main()``
     /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
     open override func start() {
-        let (action, deferred) = lock.withCriticalSection { () -> (LifecycleStateMachine.StartAction, (() -> Void)?) in
-            // Before the state moves on: a cancelled result operation records its cancellation
-            // failure here if it has none yet.
-            let deferred = cancellationRecorded ? prepareFinishLocked() : nil
-            return (lifecycle.start(isCancelled: cancellationRecorded), deferred)
-        }
-        deferred?()
+        let action = lock.withCriticalSection { lifecycle.start(isCancelled: cancellationRecorded) }
         switch action {
         case .ignore:
             return
@@ -188,13 +182,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     ///   operation stores its result there, in the same critical section); it may return work to
     ///   do once the lock is released and before the notifications are sent.
     final func finishLifecycle(_ updateLocked: () -> (() -> Void)? = { nil }) {
-        let (claim, stored, prepared) = lock.withCriticalSection {
-            let stored = updateLocked()
-            let prepared = prepareFinishLocked()
-            return (lifecycle.claimFinish(), stored, prepared)
-        }
+        let (stored, claim) = lock.withCriticalSection { (updateLocked(), lifecycle.claimFinish()) }
         stored?()
-        prepared?()
         guard case .notify(let wasExecuting) = claim else { return }
         sendFinishNotifications(wasExecuting: wasExecuting)
     }
@@ -221,11 +210,6 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             }
         }
     }
-
-    /// Called under `lock` just before the operation is claimed as finished (also when it
-    /// finishes without running). Result operations record the cancellation failure there. May
-    /// return work to do after the lock is released.
-    func prepareFinishLocked() -> (() -> Void)? { nil }
 
     /// Called after the operation became executing and before ``main()``. Returning `false`
     /// skips ``main()``; the override must then have finished the operation.

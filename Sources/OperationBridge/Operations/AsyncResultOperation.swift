@@ -124,15 +124,6 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
 
     override var outcomeDecidedLocked: Bool { storedResult != nil }
 
-    override func prepareFinishLocked() -> (() -> Void)? {
-        // A safety net: a cancelled operation ends with its cancellation failure when it has no
-        // result yet (`cancel()` normally stored it already).
-        guard cancellationRecordedLocked, storedResult == nil, !lifecycleIsFinishingOrFinishedLocked,
-            let failure = FailureConversion.cancellation(as: Failure.self)
-        else { return nil }
-        return setResultLocked(.failure(failure))
-    }
-
     /// Stores `result` unless a result exists, the operation is already finishing, or it was
     /// cancelled (a cancelled operation ends with its cancellation failure, or without a result
     /// when `Failure` cannot express one). Callers hold `lock`.
@@ -153,6 +144,23 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         guard let callback = storedOnResult else { return nil }
         storedOnResult = nil
         return { callback(result) }
+    }
+}
+
+extension AsyncResultOperation where Success: Sendable {
+    /// Runs `work` in the operation's attached `Task` and finishes with what it returns or
+    /// throws. The task holds the operation only weakly: the queue keeps it alive while it runs,
+    /// and the operation can go away as soon as its awaiters are done with it.
+    final func runAttachedWork(_ work: @escaping @Sendable () async throws(Failure) -> Success) {
+        runAttachedTask { [weak self] in
+            let result: Result<Success, Failure>
+            do throws(Failure) {
+                result = .success(try await work())
+            } catch {
+                result = .failure(error)
+            }
+            self?.finish(with: result)
+        }
     }
 }
 

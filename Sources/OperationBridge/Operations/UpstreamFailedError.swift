@@ -18,7 +18,8 @@ public struct UpstreamFailedError: Error, CustomStringConvertible {
         case noInput
     }
 
-    /// The upstream operation's type name, for diagnostics.
+    /// The upstream operation's type name, for diagnostics; for ``Reason/noInput``, the name of
+    /// the input type that nothing provided.
     public let upstreamType: String
     /// The upstream operation's `name`, if it had one.
     public let upstreamName: String?

@@ -90,8 +90,9 @@ public final class Pipeline: Sendable {
 
     /// Starts the pipeline if needed and returns the result of `step` once it has finished.
     ///
-    /// - Returns: The result, or `nil` when the step was cancelled without a result (or the
-    ///   awaiting task was cancelled before the step started).
+    /// - Returns: The step's result — its own cancellation failure when the awaiting task was
+    ///   cancelled first — or `nil` when it was cancelled and its `Failure` cannot express
+    ///   cancellation (as ``Foundation/OperationQueue/runForOutcome(_:)``).
     ///
     /// ## Cancellation
     /// The awaiting task owns the pipeline: cancelling it cancels the pipeline.
@@ -100,7 +101,8 @@ public final class Pipeline: Sendable {
     ) async -> Result<Success, Failure>? {
         start()
         return await withTaskCancellationHandler {
-            await OperationWaiter.waitForFinish(of: step, onTaskCancellation: .cancelOperation) ? step.result : nil
+            _ = await OperationWaiter.waitForFinish(of: step, onTaskCancellation: .cancelOperation)
+            return step.result
         } onCancel: {
             cancel()
         }

@@ -51,25 +51,10 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
     /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
     public override func main() {
         guard let input else {
-            let error = UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
-            if let failure = FailureConversion.upstreamFailure(error, as: Failure.self) {
-                finish(with: .failure(failure))
-            } else {
-                cancel()
-                finish()
-            }
-            return
+            let missing = UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
+            return finish(reporting: missing)
         }
-        // See `TaskOperation.main()`: the task does not keep the finished operation alive.
-        runAttachedTask { [weak self, body] in
-            let result: Result<Output, Failure>
-            do throws(Failure) {
-                result = .success(try await body(input))
-            } catch {
-                result = .failure(error)
-            }
-            self?.finish(with: result)
-        }
+        runAttachedWork { [body] () async throws(Failure) -> Output in try await body(input) }
     }
 }
 

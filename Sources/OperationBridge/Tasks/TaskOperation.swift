@@ -52,16 +52,6 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
 
     /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
     public override func main() {
-        // The queue retains the operation until it has finished; the task holds it only while the
-        // closure runs, so the operation can go away as soon as its awaiters are done with it.
-        runAttachedTask { [weak self, body] in
-            let result: Result<Success, Failure>
-            do throws(Failure) {
-                result = .success(try await body())
-            } catch {
-                result = .failure(error)
-            }
-            self?.finish(with: result)
-        }
+        runAttachedWork(body)
     }
 }

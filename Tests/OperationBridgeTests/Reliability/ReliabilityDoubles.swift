@@ -13,8 +13,6 @@ final class StressLedger: @unchecked Sendable {
     private var bodiesRun = 0
     private var answers: [Int: Int] = [:]
 
-    init() {}
-
     /// Called when an operation's work starts: every dependency must have finished.
     func workStarted(_ operation: Operation, name: String) {
         let early = operation.dependencies.filter { !$0.isFinished }
@@ -41,72 +39,24 @@ final class StressLedger: @unchecked Sendable {
 
     // MARK: Releases
 
-    private var released = 0
-    private var releaseWaiter: (expected: Int, continuation: CheckedContinuation<Bool, Never>)?
+    /// Counts the operations of the run that have been released (see ``makeProbe()``).
+    let releases: CountdownSignal
 
-    /// A token to store in (or capture by) an operation: it reports its release when the
-    /// operation — and every closure or task holding the token — has gone away.
-    func makeProbe() -> ReleaseToken { ReleaseToken(self) }
-
-    fileprivate func tokenReleased() {
-        lock.lock()
-        released += 1
-        var toResume: CheckedContinuation<Bool, Never>?
-        if let waiter = releaseWaiter, released >= waiter.expected {
-            toResume = waiter.continuation
-            releaseWaiter = nil
-        }
-        lock.unlock()
-        toResume?.resume(returning: true)
+    /// - Parameter operations: How many operations the run creates; each carries one probe.
+    init(operations: Int) {
+        releases = CountdownSignal(operations)
     }
 
-    /// Suspends until `expected` tokens have been released. Returns `false` when the waiting task
-    /// is cancelled first (for example by the test's time limit): a leak fails instead of hanging.
-    func waitUntilReleased(_ expected: Int) async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                lock.lock()
-                if released >= expected || Task.isCancelled {
-                    let done = released >= expected
-                    lock.unlock()
-                    continuation.resume(returning: done)
-                } else {
-                    releaseWaiter = (expected, continuation)
-                    lock.unlock()
-                }
-            }
-        } onCancel: {
-            lock.lock()
-            let waiter = releaseWaiter
-            releaseWaiter = nil
-            lock.unlock()
-            waiter?.continuation.resume(returning: false)
-        }
-    }
-
-    var releasedCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return released
+    /// A probe to store in (or capture by) an operation: it arrives at ``releases`` when the
+    /// operation — and every closure or task holding the probe — has gone away.
+    func makeProbe() -> ReleaseProbe {
+        ReleaseProbe { [releases] in releases.arrive() }
     }
 
     var snapshot: (violations: [String], bodiesRun: Int, answers: [Int: Int]) {
         lock.lock()
         defer { lock.unlock() }
         return (violations, bodiesRun, answers)
-    }
-}
-
-/// Reports to its ledger when it is released.
-final class ReleaseToken: Sendable {
-    private let ledger: StressLedger
-
-    fileprivate init(_ ledger: StressLedger) {
-        self.ledger = ledger
-    }
-
-    deinit {
-        ledger.tokenReleased()
     }
 }
 
@@ -124,7 +74,7 @@ enum StressError: Error, CancellationRepresentable, UpstreamFailureRepresentable
 final class StressResultOperation: AsyncResultOperation<Int, StressError>, @unchecked Sendable {
     let planned: Result<Int, StressError>
     let ledger: StressLedger
-    let token: ReleaseToken
+    let token: ReleaseProbe
 
     init(_ planned: Result<Int, StressError>, ledger: StressLedger) {
         self.planned = planned
@@ -144,7 +94,7 @@ final class StressResultOperation: AsyncResultOperation<Int, StressError>, @unch
 /// A classic chained operation that adds one to its input.
 final class StressChainedOperation: ChainedAsyncResultOperation<Int, Int, StressError>, @unchecked Sendable {
     let ledger: StressLedger
-    let token: ReleaseToken
+    let token: ReleaseProbe
 
     init(ledger: StressLedger) {
         self.ledger = ledger
@@ -162,7 +112,7 @@ final class StressChainedOperation: ChainedAsyncResultOperation<Int, Int, Stress
 /// A plain `AsyncOperation` with no result.
 final class StressPlainOperation: AsyncOperation, @unchecked Sendable {
     let ledger: StressLedger
-    let token: ReleaseToken
+    let token: ReleaseProbe
 
     init(ledger: StressLedger) {
         self.ledger = ledger
@@ -181,7 +131,7 @@ final class StressForeignOperation: Operation, @unchecked Sendable {
     private var executing = false
     private var finished = false
     let ledger: StressLedger
-    let token: ReleaseToken
+    let token: ReleaseProbe
 
     init(ledger: StressLedger) {
         self.ledger = ledger

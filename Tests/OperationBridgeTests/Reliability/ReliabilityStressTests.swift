@@ -60,7 +60,7 @@ import Testing
     /// carries the release token of that operation's closure.
     final class OperationHolder: @unchecked Sendable {
         weak var operation: Operation?
-        let token: ReleaseToken
+        let token: ReleaseProbe
         init(_ ledger: StressLedger) { token = ledger.makeProbe() }
     }
 
@@ -74,7 +74,7 @@ import Testing
         size: Int,
         generator: inout SeededGenerator
     ) async throws -> (RunTotals, [WeakBox<Operation>], StressLedger) {
-        let ledger = StressLedger()
+        let ledger = StressLedger(operations: size)
         var operations: [Operation] = []
         var resultOperations: [AsyncResultOperation<Int, StressError>] = []
 
@@ -271,13 +271,11 @@ import Testing
     }
 
     /// Nothing stays alive once the work is done and the run's references are gone: every
-    /// operation carries a release token (in itself, or in the closure it runs, which a task may
-    /// hold a moment longer), and the run waits for all of them. A leak never releases its token;
+    /// operation carries a release probe (in itself, or in the closure it runs, which a task may
+    /// hold a moment longer), and the run waits for all of them. A leak never releases its probe;
     /// the test's time limit then cancels the wait and the run fails instead of hanging.
     private func aliveAfterwards(_ operations: [WeakBox<Operation>], ledger: StressLedger) async -> Int {
-        guard await ledger.waitUntilReleased(operations.count) else {
-            return operations.count - ledger.releasedCount
-        }
+        guard await ledger.releases.wait() else { return ledger.releases.remaining }
         return operations.filter { $0.object != nil }.count
     }
 }

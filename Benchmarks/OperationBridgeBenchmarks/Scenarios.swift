@@ -1,7 +1,7 @@
 import Foundation
 import OperationBridge
 
-/// Every scenario of DESIGN.md's performance table, each next to its hand-written baseline.
+/// Every scenario of the design's performance table (OperationBridge.docc/Design.md), each next to its hand-written baseline.
 struct Scenarios {
     let options: Options
 
@@ -252,7 +252,7 @@ struct Scenarios {
 
     private func runPipeline(_ operations: [Operation]) async throws {
         let queue = OperationQueue()
-        try await Pipeline(operations, on: queue).waitUntilFinished()
+        try await Pipeline(operations, on: queue).waitForCompletion()
     }
 
     private func runDirectly(_ operations: [Operation]) async {

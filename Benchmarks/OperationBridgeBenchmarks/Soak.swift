@@ -54,7 +54,7 @@ struct Soak {
             precondition(delivered == count)
         case 2:
             let tasks = (0..<count).map { index in queue.addTask { () async -> Int in index } }
-            try await tasks.waitUntilAllFinished()
+            try await tasks.waitForCompletion()
         default:
             // Chains of 500 alternating classic operations and async steps. (Foundation's
             // operations retain their dependencies, so releasing a chain of tens of thousands
@@ -72,8 +72,8 @@ struct Soak {
                     previous = classic
                 }
             }
-            try await Pipeline(steps, on: queue).waitUntilFinished()
+            try await Pipeline(steps, on: queue).waitForCompletion()
         }
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
     }
 }

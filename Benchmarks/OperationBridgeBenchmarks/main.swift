@@ -1,5 +1,6 @@
-// OperationBridgeBenchmarks: every scenario of DESIGN.md's performance table, run next to its
-// hand-written baseline in the same process (alternating rounds, medians compared).
+// OperationBridgeBenchmarks: every scenario of the design's performance table
+// (OperationBridge.docc/Design.md), run next to its hand-written baseline in the same process
+// (alternating rounds, medians compared).
 //
 //   swift run -c release OperationBridgeBenchmarks            # the table
 //   swift run -c release OperationBridgeBenchmarks --json     # a JSON array only

@@ -60,7 +60,7 @@ print("  collect(): \(received.count) of \(results.count) downloaded, \(kilobyte
 print("  allSucceeded(), good files only: \(try await queue.results(of: downloads(of: goodFiles)).allSucceeded())")
 let stopped = downloads(of: files)
 print("  allSucceeded(), every file: \(try await queue.results(of: stopped).allSucceeded())")
-try await stopped.waitUntilAllFinished()  // the cancelled downloads wind down
+try await stopped.waitForCompletion()  // the cancelled downloads wind down
 print("    stopped at the first failure; cancelled: \(zip(files, stopped).filter { $1.isCancelled }.map(\.0))")
 
 // 4. All or nothing, with typed errors: the first failure is thrown and the rest are cancelled.
@@ -72,6 +72,6 @@ do throws(DownloadError) {
     print("  \(data.count) files downloaded")
 } catch {
     print("  threw \(error)")  // error: DownloadError
-    try await allOrNothing.waitUntilAllFinished()
+    try await allOrNothing.waitForCompletion()
     print("  cancelled: \(zip(files, allOrNothing).filter { $1.isCancelled }.map(\.0))")
 }

@@ -113,8 +113,8 @@ struct BookmarkFeature: Sendable {
             store.compact()
         }
         queue.addOperation(compact)
-        try await compact.waitUntilFinished()
+        try await compact.waitForCompletion()
         print("  store compacted: \(store.count) bookmark(s) left")
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
     }
 }

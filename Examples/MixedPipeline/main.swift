@@ -81,7 +81,7 @@ do {
 } catch {
     print("  not published: \(error)")  // error: PublishError, here `.upstream(…)`
 }
-try await broken.pipeline.waitUntilFinished()
+try await broken.pipeline.waitForCompletion()
 broken.printSteps()
 
 // 3. Cancelled as one: while the links are being checked, cancel the whole pipeline. Steps that
@@ -95,6 +95,6 @@ do {
 } catch {
     print("  not published: \(error)")
 }
-try await long.pipeline.waitUntilFinished()
+try await long.pipeline.waitForCompletion()
 long.printSteps()
 print("  every step finished: \(long.pipeline.operations.allSatisfy(\.isFinished))")

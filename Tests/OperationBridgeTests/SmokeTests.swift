@@ -19,7 +19,7 @@ import Testing
         let gate = Gate()
         let block = BlockOperation { gate.blockingWait() }
         queue.addOperation(block)
-        let waiter = Task { try await block.waitUntilFinished() }
+        let waiter = Task { try await block.waitForCompletion() }
         gate.open()
         try await waiter.value
         #expect(block.isFinished)

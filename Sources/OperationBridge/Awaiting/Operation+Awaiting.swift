@@ -1,8 +1,11 @@
 import Foundation
 
 extension Operation {
-    /// Suspends until the operation has finished — the async counterpart of the blocking
-    /// `waitUntilFinished()`, which Swift 6 forbids in async code.
+    /// Suspends until the operation has finished — the async counterpart of Foundation's
+    /// blocking `waitUntilFinished()`, which Swift 6 forbids in async code.
+    ///
+    /// Named differently from the blocking call on purpose: adding the package to a target must
+    /// not change which function existing code calls (Swift 5 clients included).
     ///
     /// Works for any `Operation`: the package's, your own subclasses, `BlockOperation`. It uses
     /// neither KVO nor `completionBlock`. Never blocks a thread; raises the operation's quality
@@ -11,12 +14,12 @@ extension Operation {
     ///
     /// ```swift
     /// queue.addOperation(legacyImport)
-    /// try await legacyImport.waitUntilFinished()
+    /// try await legacyImport.waitForCompletion()
     /// ```
     ///
     /// - Throws: `CancellationError` when the awaiting task is cancelled before the operation
     ///   has finished. The operation itself is not cancelled.
-    public func waitUntilFinished() async throws(CancellationError) {
+    public func waitForCompletion() async throws(CancellationError) {
         guard await OperationWaiter.waitForFinish(of: self, onTaskCancellation: .stopWaiting) else {
             throw CancellationError()
         }
@@ -31,9 +34,9 @@ extension Sequence where Element: Operation {
     ///
     /// - Throws: `CancellationError` when the awaiting task is cancelled before all of them
     ///   have finished. The operations themselves are not cancelled.
-    public func waitUntilAllFinished() async throws(CancellationError) {
+    public func waitForCompletion() async throws(CancellationError) {
         for operation in self {
-            try await operation.waitUntilFinished()
+            try await operation.waitForCompletion()
         }
     }
 }

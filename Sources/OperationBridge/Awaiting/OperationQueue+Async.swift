@@ -82,25 +82,60 @@ extension OperationQueue {
         }
     }
 
-    /// Suspends until every operation in the queue has finished, including operations added
-    /// while waiting — the async counterpart of the blocking
+    /// Suspends until every operation in the queue has finished, barrier blocks included, and
+    /// also the operations added while waiting — the async counterpart of Foundation's blocking
     /// `waitUntilAllOperationsAreFinished()`, which Swift 6 forbids in async code.
+    ///
+    /// Named differently from the blocking call on purpose: adding the package to a target must
+    /// not change which function existing code calls (Swift 5 clients included).
     ///
     /// Never blocks a thread. A suspended queue is waited for until it is resumed and drained.
     ///
+    /// ```swift
+    /// try await queue.waitForAllOperations()
+    /// ```
+    ///
+    /// ## How it waits
+    /// It awaits the operations the queue lists, then passes a marker operation of its own through
+    /// the queue: barrier blocks are not listed, but an operation added after a barrier block
+    /// runs only once the barrier has run, on Linux and Apple platforms alike. It repeats until
+    /// the marker finds nothing left. It adds no barrier block of its own: on Linux, a barrier
+    /// block that `cancelAllOperations()` cancels while an asynchronous operation is running is
+    /// freed while that operation still refers to it, and crashes the queue when the operation
+    /// finishes (see <doc:Design>).
+    ///
     /// - Throws: `CancellationError` when the awaiting task is cancelled first. The queue's
     ///   operations are not cancelled.
-    public func waitUntilAllOperationsAreFinished() async throws(CancellationError) {
-        while true {
+    public func waitForAllOperations() async throws(CancellationError) {
+        waiting: while true {
             let pending = operations.filter { !$0.isFinished }
-            if pending.isEmpty {
-                // Finished operations may stay listed for a moment; let the queue catch up.
-                if operations.isEmpty { return }
-                await Task.yield()
-                if Task.isCancelled { throw CancellationError() }
+            if !pending.isEmpty {
+                try await pending.waitForCompletion()
                 continue
             }
-            try await pending.waitUntilAllFinished()
+            let marker = QueueMarker()
+            let passed = CompletionSlot<Bool>()
+            // A callback, not a waiter: callbacks run once the queue has unlisted the marker.
+            _ = FinishObservation.observe(marker) { passed.fulfill(true) }
+            addOperation(marker)
+            let finished = await withTaskCancellationHandler {
+                await passed.wait()
+            } onCancel: {
+                passed.fulfill(false)
+            }
+            guard finished else { throw CancellationError() }
+            // Cancelled by `cancelAllOperations()`, the marker finished without waiting for the
+            // barrier blocks before it: look again.
+            if marker.isCancelled { continue }
+            // Finished operations stay listed until the queue's bookkeeping, which runs right
+            // after their finish notifications, has removed them.
+            while true {
+                let listed = operations
+                if listed.isEmpty { return }
+                if listed.contains(where: { !$0.isFinished }) { continue waiting }
+                await Task.yield()
+                if Task.isCancelled { throw CancellationError() }
+            }
         }
     }
 
@@ -111,5 +146,14 @@ extension OperationQueue {
         // come too late if a worker thread picked the operation up at once, and its work would run.
         if Task.isCancelled { operation.cancel() }
         addOperation(operation)
+    }
+}
+
+/// The operation ``Foundation/OperationQueue/waitForAllOperations()`` passes through a queue to
+/// wait for its barrier blocks. It does nothing; cancelled, it finishes at once, and when released
+/// it unlinks itself from the barriers it was waiting for (see ``AsyncOperation``).
+private final class QueueMarker: AsyncOperation, @unchecked Sendable {
+    override func main() {
+        finish()
     }
 }

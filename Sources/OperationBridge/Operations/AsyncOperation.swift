@@ -33,7 +33,7 @@ import Foundation
 ///
 /// ## Threading
 /// Every member may be called from any thread. Awaiting an `AsyncOperation` from async code
-/// (see ``Foundation/Operation/waitUntilFinished()``) does not rely on KVO or `completionBlock`: the
+/// (see ``Foundation/Operation/waitForCompletion()``) does not rely on KVO or `completionBlock`: the
 /// operation notifies its awaiters directly when it finishes.
 open class AsyncOperation: Operation, @unchecked Sendable {
     // Safety: every stored property below is only touched while holding `lock`. Subclasses in
@@ -55,10 +55,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
 
     deinit {
         // Linux's Foundation keeps unretained pointers from a dependency to its dependents. A
-        // cancelled operation can finish, and be released, before a dependency it was waiting
-        // for; that dependency would later touch freed memory when it finishes. Unlink first.
-        for dependency in dependencies where !dependency.isFinished {
-            removeDependency(dependency)
+        // cancelled operation finishes without waiting for its dependencies and can be released
+        // before one of them finishes; that dependency would then touch freed memory. Unlinking
+        // here removes the pointer. On Apple platforms it is harmless: an operation being freed no
+        // longer waits for anything, and removing a dependency is an ordinary operation.
+        //
+        // `super.`: Foundation's own `dependencies` and `removeDependency(_:)`, never a subclass's
+        // overrides, which must not run while the object is being deallocated.
+        for dependency in super.dependencies where !dependency.isFinished {
+            super.removeDependency(dependency)
         }
     }
 

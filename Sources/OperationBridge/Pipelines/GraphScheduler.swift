@@ -124,7 +124,7 @@ final class GraphScheduler: @unchecked Sendable {
     /// Suspends until every operation of the set has finished.
     ///
     /// - Returns: `false` when the awaiting task was cancelled first (nothing is cancelled).
-    func waitUntilAllFinished() async -> Bool {
+    func waitForAll() async -> Bool {
         let slot = CompletionSlot<Bool>()
         let done = lock.withCriticalSection {
             if machine.unfinishedCount == 0 { return true }

@@ -30,7 +30,7 @@ import Foundation
 ///
 /// ## Cancellation
 /// ``cancel()``, or cancelling a task awaiting ``value(of:)-(AsyncResultOperation<Success,Failure>)``, ``outcome(of:)`` or
-/// ``waitUntilFinished()``, cancels every step that has not finished. Steps not queued yet are
+/// ``waitForCompletion()``, cancels every step that has not finished. Steps not queued yet are
 /// queued cancelled so that they finish without running: nothing waiting for them hangs.
 ///
 /// ## Threading
@@ -78,10 +78,10 @@ public final class Pipeline: Sendable {
     ///
     /// - Throws: `CancellationError` when the awaiting task is cancelled; the pipeline is then
     ///   cancelled too, and the call returns at once.
-    public func waitUntilFinished() async throws(CancellationError) {
+    public func waitForCompletion() async throws(CancellationError) {
         start()
         let finished = await withTaskCancellationHandler {
-            await run.scheduler.waitUntilAllFinished()
+            await run.scheduler.waitForAll()
         } onCancel: {
             cancel()
         }

@@ -205,7 +205,7 @@ struct AwaitingResultOperationTests {
             }
             group.addTask {
                 do {
-                    try await pendingBlock.waitUntilFinished()
+                    try await pendingBlock.waitForCompletion()
                     return ("block", .finished, .finished)
                 } catch {
                     return ("block", .stoppedWaiting, .finished)

@@ -16,7 +16,7 @@ struct AwaitingStressTests {
     enum Awaiter: CaseIterable, Sendable {
         case value
         case outcome
-        case waitUntilFinished
+        case waitForCompletion
         case run
         case runForOutcome
 
@@ -28,7 +28,7 @@ struct AwaitingStressTests {
             switch self {
             case .value: return await AwaitStyle.value.answer(from: operation)
             case .outcome: return await AwaitStyle.outcome.answer(from: operation)
-            case .waitUntilFinished: return await AwaitStyle.waitUntilFinished.answer(from: operation)
+            case .waitForCompletion: return await AwaitStyle.waitForCompletion.answer(from: operation)
             case .run:
                 do throws(TransferError) {
                     return .success(try await queue.run(operation))
@@ -50,7 +50,7 @@ struct AwaitingStressTests {
             switch self {
             case .value: style = .value
             case .outcome: style = .outcome
-            case .waitUntilFinished: style = .waitUntilFinished
+            case .waitForCompletion: style = .waitForCompletion
             case .run:
                 let finished = AwaitStyle.value.expected(forFinished: final)
                 // A cancelled owner is answered with the operation's cancellation failure when it
@@ -80,7 +80,7 @@ struct AwaitingStressTests {
         for iteration in 0..<iterations {
             let operation = ManualResultOperation<Int, TransferError>()
             var kinds = (0..<Int.random(in: 1...4, using: &random)).map { _ in
-                [Awaiter.value, .outcome, .waitUntilFinished].randomElement(using: &random)!
+                [Awaiter.value, .outcome, .waitForCompletion].randomElement(using: &random)!
             }
             if Bool.random(using: &random) {  // at most one owner
                 kinds[0] = Bool.random(using: &random) ? .run : .runForOutcome
@@ -139,7 +139,7 @@ struct AwaitingStressTests {
             }
             var answered: [AwaitAnswer] = []
             for awaiter in awaiters { answered.append(await awaiter.value) }
-            try await operation.waitUntilFinished()
+            try await operation.waitForCompletion()
             let final = try #require(operation.result)
             for (index, kind) in kinds.enumerated() {
                 let allowed = kind.allowedAnswers(final: final, taskCancelled: cancelTask[index])
@@ -191,7 +191,7 @@ struct AwaitingStressTests {
                         if owner && index == 0 {
                             try await queue.runUntilFinished(block)
                         } else {
-                            try await block.waitUntilFinished()
+                            try await block.waitForCompletion()
                         }
                         return true
                     } catch {
@@ -238,7 +238,7 @@ struct AwaitingStressTests {
                     inconsistencies.append("iteration \(iteration): awaiter \(index) answered before the finish")
                 }
             }
-            try? await block.waitUntilFinished()
+            try? await block.waitForCompletion()
             if runs.current > 1 {
                 inconsistencies.append("iteration \(iteration): the block ran \(runs.current) times")
             }

@@ -60,7 +60,7 @@ struct AwaitingWithoutCancellationFailureTests {
         #expect(await runner.value == nil)
         #expect(operation.isCancelled)
         queue.isSuspended = false
-        try? await operation.waitUntilFinished()
+        try? await operation.waitForCompletion()
         #expect(operation.mainRunCount == 0)
         #expect(operation.result == nil)
     }

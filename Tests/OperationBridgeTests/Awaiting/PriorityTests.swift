@@ -89,7 +89,7 @@ struct PriorityTests {
     }
 
     enum Entry: String, CaseIterable, Sendable {
-        case waitUntilFinished
+        case waitForCompletion
         case runUntilFinished
     }
 
@@ -102,9 +102,9 @@ struct PriorityTests {
         let answered = OneShotSignal()
         let awaiter = Task(priority: .high) {
             switch entry {
-            case .waitUntilFinished:
+            case .waitForCompletion:
                 queue.addOperation(block)
-                try? await block.waitUntilFinished()
+                try? await block.waitForCompletion()
             case .runUntilFinished:
                 try? await queue.runUntilFinished(block)
             }

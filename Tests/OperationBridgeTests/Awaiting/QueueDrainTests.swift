@@ -2,7 +2,7 @@ import Foundation
 import OperationBridge
 import Testing
 
-/// Awaiting many operations: `Sequence.waitUntilAllFinished()` and the async queue drain
+/// Awaiting many operations: `Sequence.waitForCompletion()` and the async queue drain
 /// `OperationQueue.waitUntilAllOperationsAreFinished()` (the blocking one is unavailable from
 /// async code in Swift 6).
 ///
@@ -25,7 +25,7 @@ struct QueueDrainTests {
         second.addOperation(legacy)
 
         let awaiter = Task {
-            try await operations.waitUntilAllFinished()
+            try await operations.waitForCompletion()
             return operations.map(\.isFinished)
         }
         gates[1].open()
@@ -40,19 +40,19 @@ struct QueueDrainTests {
         queue.isSuspended = true
         let operations = (0..<3).map { _ in ControlledOperation<Int, TransferError>(.success(1)) }
         for operation in operations { queue.addOperation(operation) }
-        let awaiter = Task { try await operations.waitUntilAllFinished() }
+        let awaiter = Task { try await operations.waitForCompletion() }
         awaiter.cancel()
 
         await #expect(throws: CancellationError.self) { try await awaiter.value }
         #expect(operations.allSatisfy { !$0.isCancelled && !$0.isFinished })
         queue.isSuspended = false
-        try? await operations.waitUntilAllFinished()
+        try? await operations.waitForCompletion()
         #expect(operations.allSatisfy { $0.isFinished })
     }
 
     @Test("The queue drain returns at once for an empty queue")
     func drainEmptyQueue() async throws {
-        try await OperationQueue().waitUntilAllOperationsAreFinished()
+        try await OperationQueue().waitForAllOperations()
     }
 
     @Test("The queue drain waits for every operation")
@@ -66,7 +66,7 @@ struct QueueDrainTests {
             + [hold.hold(BlockOperation {}), LegacyAsyncOperation(gate: gate)]
         for operation in operations { queue.addOperation(operation) }
         let drain = Task {
-            try await queue.waitUntilAllOperationsAreFinished()
+            try await queue.waitForAllOperations()
             return operations.map(\.isFinished)
         }
         gate.open()
@@ -86,11 +86,11 @@ struct QueueDrainTests {
             })
         queue.addOperation(first)
         let drain = Task {
-            try await queue.waitUntilAllOperationsAreFinished()
+            try await queue.waitForAllOperations()
             return [first.isFinished, later.isFinished]
         }
         hold.release()
-        try await first.waitUntilFinished()
+        try await first.waitForCompletion()
         laterGate.open()
 
         #expect(try await drain.value == [true, true])
@@ -104,7 +104,7 @@ struct QueueDrainTests {
         let operation = ManualResultOperation<Int, TransferError>(events: events)
         queue.addOperation(operation)
         let drain = Task {
-            try await queue.waitUntilAllOperationsAreFinished()
+            try await queue.waitForAllOperations()
             events.append("drained")
         }
         events.append("resumed")
@@ -122,7 +122,7 @@ struct QueueDrainTests {
         queue.isSuspended = true
         let operation = ManualResultOperation<Int, TransferError>()
         queue.addOperation(operation)
-        let drain = Task { try await queue.waitUntilAllOperationsAreFinished() }
+        let drain = Task { try await queue.waitForAllOperations() }
         drain.cancel()
 
         await #expect(throws: CancellationError.self) { try await drain.value }
@@ -133,7 +133,45 @@ struct QueueDrainTests {
         queue.isSuspended = false
         await operation.started.wait()
         operation.finish(with: .success(1))
-        try? await queue.waitUntilAllOperationsAreFinished()
+        try? await queue.waitForAllOperations()
         #expect(queue.operationCount == 0)
+    }
+
+    @Test("The queue drain waits for barrier blocks, as the blocking wait does")
+    func drainWaitsForBarrierBlocks() async throws {
+        let queue = OperationQueue()
+        let gate = Gate()
+        let barrierRan = LockedBox(false)
+        let operation = ControlledOperation<Int, TransferError>(.success(1), gate: gate)
+        queue.addOperation(operation)
+        // `operations` lists no barrier blocks: a drain that read it would return as soon as
+        // `operation` finished, before the barrier had run.
+        queue.addBarrierBlock { barrierRan.withLock { $0 = true } }
+        let drain = Task {
+            try await queue.waitForAllOperations()
+            return barrierRan.current
+        }
+        gate.open()
+        #expect(try await drain.value)
+    }
+
+    @Test("The queue drain outlasts cancelAllOperations(): it still waits for running operations", arguments: 0..<20)
+    func drainSurvivesCancelAll(round: Int) async throws {
+        let queue = OperationQueue()
+        let gate = Gate()
+        // Ignores cancellation: it finishes only when the gate opens.
+        let operation = ControlledOperation<Int, TransferError>(.success(round), gate: gate)
+        queue.addOperation(operation)
+        await operation.started.wait()
+        let drain = Task {
+            try await queue.waitForAllOperations()
+            return operation.isFinished
+        }
+        for _ in 0..<round { await Task.yield() }
+        // Cancels the drain's barrier block too, when it is queued by now: its block then never
+        // runs, and the drain must notice and wait again rather than hang or return early.
+        queue.cancelAllOperations()
+        gate.open()
+        #expect(try await drain.value)
     }
 }

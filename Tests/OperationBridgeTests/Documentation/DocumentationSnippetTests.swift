@@ -73,8 +73,8 @@ enum RequestContext {
         // Any Operation, and a whole queue, without blocking a thread.
         let legacy = BlockOperation { print("legacy work") }
         queue.addOperation(legacy)
-        try await legacy.waitUntilFinished()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await legacy.waitForCompletion()
+        try await queue.waitForAllOperations()
         #expect(legacy.isFinished)
     }
 
@@ -197,7 +197,7 @@ enum RequestContext {
             released = fetch
             _ = try await queue.run(fetch)
         }
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         #expect(released == nil)  // the bridge keeps no finished operation alive
     }
 }

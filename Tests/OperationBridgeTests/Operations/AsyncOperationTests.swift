@@ -44,7 +44,7 @@ struct AsyncOperationTests {
         operation.finish()
         #expect(operation.lifecycleSnapshot == .finished)
         // An awaiter of a finished operation is answered at once.
-        try await operation.waitUntilFinished()
+        try await operation.waitForCompletion()
     }
 
     @Test func finishInsideMainEndsTheOperationBeforeStartReturns() {
@@ -77,12 +77,12 @@ struct AsyncOperationTests {
         #expect(seenByDependent.all.isEmpty)
 
         gate.open()
-        try await dependent.waitUntilFinished()
+        try await dependent.waitForCompletion()
         #expect(seenByDependent.all == [.finished])
         #expect(operation.lifecycleSnapshot == .finished)
         await completion.wait()
         #expect(seenByCompletion.all == [.finished])
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         #expect(queue.operationCount == 0)
     }
 
@@ -97,7 +97,7 @@ struct AsyncOperationTests {
         let operations = (0..<40).map { SlotCheckingOperation(index: $0, executing: executing, order: order) }
         for operation in operations { queue.addOperation(operation) }
 
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         #expect(executing.maximum == 1)
         #expect(order.all == Array(0..<40))
         #expect(operations.allSatisfy { $0.lifecycleSnapshot == .finished })
@@ -109,13 +109,13 @@ struct AsyncOperationTests {
         let queue = OperationQueue()
         let queued = ProbeOperation(.whenOpened(Gate.alreadyOpen()))
         queue.addOperation(queued)
-        try await queued.waitUntilFinished()
+        try await queued.waitForCompletion()
         #expect(queued.mainCalls.value == 1)
         #expect(queued.lifecycleSnapshot == .finished)
 
         let manual = ProbeOperation(.whenOpened(Gate.alreadyOpen()))
         manual.start()
-        try await manual.waitUntilFinished()
+        try await manual.waitForCompletion()
         #expect(manual.mainCalls.value == 1)
         #expect(manual.lifecycleSnapshot == .finished)
     }
@@ -139,7 +139,7 @@ struct AsyncOperationTests {
         // Enqueued last-first, so only the dependencies impose the order.
         for operation in operations.reversed() { queue.addOperation(operation) }
 
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         #expect(order.all == ["A", "B", "C"])
         #expect(predecessorsFinished.all == [true, true, true])
     }
@@ -183,7 +183,7 @@ struct AsyncOperationTests {
         await onDispatchThread {
             DispatchQueue.concurrentPerform(iterations: 16) { _ in operation.finish() }
         }
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         await completion.wait()
         operation.finish()
         #expect(operation.lifecycleSnapshot == .finished)
@@ -211,13 +211,13 @@ struct AsyncOperationTests {
         queue.addOperationsWithoutWaiting([blocker, target])
 
         target.cancel()
-        try await target.waitUntilFinished()
+        try await target.waitForCompletion()
         #expect(target.lifecycleSnapshot == .cancelledFinished)
         #expect(target.mainCalls.value == 0)
         #expect(!blocker.isFinished, "a cancelled operation does not wait for its dependencies")
 
         gate.open()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         #expect(blocker.lifecycleSnapshot == .finished)
     }
 
@@ -237,7 +237,7 @@ struct AsyncOperationTests {
         #expect(seenByDependent.all.isEmpty)
 
         gate.open()
-        try await dependent.waitUntilFinished()
+        try await dependent.waitForCompletion()
         #expect(seenByDependent.all == [.cancelledFinished])
         #expect(operation.mainCalls.value == 1)
     }
@@ -279,7 +279,7 @@ struct AsyncOperationTests {
 
             queue.addOperationsWithoutWaiting([first, second, cancelled])
             manual.start()
-            try await queue.waitUntilAllOperationsAreFinished()
+            try await queue.waitForAllOperations()
             #expect([first, second, cancelled, manual].allSatisfy { $0.isFinished })
         }
         // The queue's threads let go of an operation only after `start()` has returned.

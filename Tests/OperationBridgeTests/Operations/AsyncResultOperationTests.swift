@@ -131,7 +131,7 @@ struct AsyncResultOperationTests {
         )
     }
 
-    /// DESIGN.md: where `Failure` cannot express cancellation, the operation ends cancelled
+    /// The design (OperationBridge.docc/Design.md): where `Failure` cannot express cancellation, the operation ends cancelled
     /// *without a result* — a value its work reports after the cancellation won is dropped, so
     /// that `result` and `isCancelled` agree.
     @Test func aCancelledOperationEndsWithoutAResultWhenTheFailureTypeCannotExpressCancellation() async {
@@ -159,7 +159,7 @@ struct AsyncResultOperationTests {
         }
         plain.finish()
         anyError.finish()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         #expect(plain.result == nil)
         #expect(Outcome(anyError.result) == .failure("CancellationError"))
     }
@@ -247,7 +247,7 @@ struct AsyncResultOperationTests {
             queue.addOperationsWithoutWaiting([failing, cancelled])
             #expect(await failing.outcome != nil)
             #expect(await cancelled.outcome == nil)
-            try await queue.waitUntilAllOperationsAreFinished()
+            try await queue.waitForAllOperations()
         }
         await drain(underlying)
         for reference in references {

@@ -266,7 +266,7 @@ struct ChainedAsyncResultOperationTests {
         chained.cancel()
         #expect(Outcome(await chained.outcome) == .failure("CancellationError"))
         gate.open()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         #expect(chained.input == nil)
         #expect(chained.mainCalls.value == 0)
         #expect(upstream.result == .success(1))
@@ -299,7 +299,7 @@ struct ChainedAsyncResultOperationTests {
             queue.addOperationsWithoutWaiting([classic, typed, head, failedTail, failedHead])
             #expect(try await classic.value == 2)
             await #expect(throws: UpstreamFailedError.self) { try await failedTail.value }
-            try await queue.waitUntilAllOperationsAreFinished()
+            try await queue.waitForAllOperations()
         }
         await drain(underlying)
         for reference in references {

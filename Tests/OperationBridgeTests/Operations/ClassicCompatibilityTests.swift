@@ -167,7 +167,7 @@ struct ClassicCompatibilityTests {
         b.addDependency(a)
         c.addDependency(b)
         queue.addOperationsWithoutWaiting([c, b, a])
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         return log.all
     }
 
@@ -204,11 +204,11 @@ struct ClassicCompatibilityTests {
 
         let before = target.lifecycleSnapshot
         target.cancel()
-        try await target.waitUntilFinished()
+        try await target.waitForCompletion()
         let blockerFinishedFirst = blocker.isFinished
         let after = target.lifecycleSnapshot
         gate.open()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         return CancelBeforeStartObservation(
             stateBeforeStart: before,
             stateAfterStart: after,
@@ -287,7 +287,7 @@ struct ClassicCompatibilityTests {
         let whileWorking = operation.lifecycleSnapshot
         gate.open()
         await completed.wait()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         return CompletionObservation(
             stateSeenByCompletionBlock: seenByCompletion.all,
             stateSeenByDependent: seenByDependent.all,
@@ -318,7 +318,7 @@ struct ClassicCompatibilityTests {
         for index in 0..<10 {
             queue.addOperation(implementation.makeOperation("\(index)", log: log, work: finishOnAnotherThread))
         }
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         return log.all
     }
 
@@ -361,7 +361,7 @@ struct ClassicCompatibilityTests {
         let fetchTitleOperation = FetchTitleChainedOperation(service: service)
         fetchTitleOperation.addDependency(unfurlOperation)
         queue.addOperationsWithoutWaiting([unfurlOperation, fetchTitleOperation])
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
 
         #expect(summary(unfurlOperation.result) == "success(https://www.avanderlee.com/swift/)")
         #expect(fetchTitleOperation.input == URL(string: "https://www.avanderlee.com/swift/")!)
@@ -388,7 +388,7 @@ struct ClassicCompatibilityTests {
         #expect(operation.lifecycleSnapshot == .cancelledExecuting)
         // The cancelled task reports its error later; the first result stays.
         service.deliverHeldRequests()
-        try await operation.waitUntilFinished()
+        try await operation.waitForCompletion()
         #expect(summary(operation.result) == "failure(canceled)")
         #expect(operation.lifecycleSnapshot == .cancelledFinished)
         #expect(service.cancelledTasks.value == 1)
@@ -400,7 +400,7 @@ struct ClassicCompatibilityTests {
         let operation = UnfurlURLOperation(service: service, shortURL: URL(string: "https://bit.ly/33UDb5L")!)
         operation.cancel()
         queue.addOperation(operation)
-        try await operation.waitUntilFinished()
+        try await operation.waitForCompletion()
         #expect(summary(operation.result) == "failure(canceled)")
         #expect(service.requests.value == 0)
     }
@@ -414,7 +414,7 @@ struct ClassicCompatibilityTests {
         fetchTitleOperation.upstreamFailurePolicy = policy
         fetchTitleOperation.addDependency(unfurlOperation)
         queue.addOperationsWithoutWaiting([unfurlOperation, fetchTitleOperation])
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
 
         #expect(summary(unfurlOperation.result) == "failure(missingRedirectURL)")
         switch policy {
@@ -436,7 +436,7 @@ struct ClassicCompatibilityTests {
         let uploads = Counter()
         let operation = FileUploadOperation(fileURL: URL(fileURLWithPath: "/tmp/file.txt"), uploads: uploads)
         queue.addOperation(operation)
-        try await operation.waitUntilFinished()
+        try await operation.waitForCompletion()
         #expect(uploads.value == 1)
         #expect(operation.lifecycleSnapshot == .finished)
     }

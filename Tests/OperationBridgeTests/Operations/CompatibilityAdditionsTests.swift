@@ -118,7 +118,46 @@ import Testing
         }
         #expect(released.allSatisfy { $0.object == nil })
         gate.open()  // `dependency` finishes after its dependents are gone
-        try await dependency.waitUntilFinished()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await dependency.waitForCompletion()
+        try await queue.waitForAllOperations()
+    }
+
+    /// Records every call of the overridable dependency members.
+    final class OverridingDependencies: AsyncOperation, @unchecked Sendable {
+        let calls: Recorder<String>
+        init(calls: Recorder<String>) {
+            self.calls = calls
+            super.init()
+        }
+        override var dependencies: [Operation] {
+            calls.append("dependencies")
+            return super.dependencies
+        }
+        override func removeDependency(_ operation: Operation) {
+            calls.append("removeDependency")
+            super.removeDependency(operation)
+        }
+        override func main() { finish() }
+    }
+
+    @Test("Unlinking on release calls Foundation's members, never a subclass's overrides")
+    func unlinkingDoesNotCallOverrides() async throws {
+        let gate = Gate()
+        let dependency = BlockOperation { gate.blockingWait() }
+        let queue = OperationQueue()
+        queue.addOperation(dependency)
+        let calls = Recorder<String>()
+        var probe: WeakBox<OverridingDependencies>?
+        do {
+            let operation = OverridingDependencies(calls: calls)
+            operation.addDependency(dependency)
+            operation.cancel()
+            operation.start()
+            probe = WeakBox(operation)
+        }
+        #expect(probe?.object == nil)
+        #expect(calls.all.isEmpty)
+        gate.open()  // the released operation was unlinked: finishing `dependency` is safe
+        try await queue.waitForAllOperations()
     }
 }

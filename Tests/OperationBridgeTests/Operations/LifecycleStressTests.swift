@@ -119,7 +119,7 @@ struct LifecycleStressTests {
         }
         queue.addOperationsWithoutWaiting(operations)
         let awaiters = operations.enumerated().filter { $0.offset % 25 == 0 }.map { _, operation in
-            Task { try await operation.waitUntilFinished() }
+            Task { try await operation.waitForCompletion() }
         }
 
         switch mode {
@@ -131,7 +131,7 @@ struct LifecycleStressTests {
             queue.isSuspended = false
         }
         gate.open()
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
         for awaiter in awaiters { try await awaiter.value }
 
         var problems: [String] = []

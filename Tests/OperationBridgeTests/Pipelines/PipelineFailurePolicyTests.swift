@@ -53,11 +53,11 @@ private struct FailureGraph {
     /// Starts the pipeline, lets `earlier` finish and `branchHead` start, then fails `failing`.
     func run(_ pipeline: Pipeline) async throws {
         pipeline.start()
-        try await earlier.waitUntilFinished()
+        try await earlier.waitForCompletion()
         await branchHead.started.wait()
         await failing.started.wait()
         failureTrigger.fire()
-        try await failing.waitUntilFinished()
+        try await failing.waitForCompletion()
     }
 }
 
@@ -94,11 +94,11 @@ struct PipelineFailurePolicyTests {
         let graph = FailureGraph()
         let pipeline = try Pipeline(graph.operations, on: OperationQueue())
         try await graph.run(pipeline)
-        try await graph.glue.waitUntilFinished()
+        try await graph.glue.waitForCompletion()
         #expect(graph.plain.isCancelled)
         #expect(!graph.branchHead.isCancelled)
         graph.branchTrigger.fire()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
     }
 
     @Test func cancelDependentsCancelsTheFailedStepsDependentsAndLetsTheRestFinish() async throws {
@@ -106,10 +106,10 @@ struct PipelineFailurePolicyTests {
         let pipeline = try Pipeline(graph.operations, on: OperationQueue(), failurePolicy: .cancelDependents)
         try await graph.run(pipeline)
         // The failed step's dependents end before the independent branch is released.
-        try await [graph.glue, graph.afterChained].waitUntilAllFinished()
+        try await [graph.glue, graph.afterChained].waitForCompletion()
         #expect(!graph.branchHead.isCancelled && !graph.branchHead.isFinished)
         graph.branchTrigger.fire()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
 
         #expect(graph.failing.result == .failure(.planned(0)))
         // Plain dependents, transitively: cancelled, never run.
@@ -137,7 +137,7 @@ struct PipelineFailurePolicyTests {
         let graph = FailureGraph()
         let pipeline = try Pipeline(graph.operations, on: OperationQueue(), failurePolicy: .cancelAll)
         try await graph.run(pipeline)
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
 
         #expect(graph.failing.result == .failure(.planned(0)))
         #expect(graph.earlier.result == .success(100))  // finished before the failure
@@ -181,7 +181,7 @@ struct PipelineFailurePolicyTests {
         dependent.addDependency(cancelledGlue)
         let independent = GatedResultOperation<Int, StepError>(.success(5))
         let pipeline = try Pipeline([cancelledGlue, dependent, independent], on: queue, failurePolicy: policy)
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(dependent.result == .failure(.cancelled))
         #expect(dependent.mainRuns == 0)
         if policy == .cancelDependents {
@@ -213,9 +213,9 @@ struct PipelineFailurePolicyTests {
         failing.finishElsewhere(with: .failure(.planned(0)))
         await slow.cancelling.wait()
         other.finishElsewhere(with: .success(2))
-        try await dependent.waitUntilFinished()
+        try await dependent.waitForCompletion()
         slow.release.open()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(!ran.current)
         #expect(dependent.result == .failure(.cancelled))
     }
@@ -237,7 +237,7 @@ struct PipelineFailurePolicyTests {
         let failing = GatedResultOperation<Int, StepError>(.failure(.planned(0)))
         fixedInput.addDependency(failing)
         let pipeline = try Pipeline([input, failedGlue, chained, failing, fixedInput], on: queue)
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(chained.result == .failure(.cancelled))
         #expect(!ran.current)
         // An input given at creation is not taken from the failed step either.

@@ -426,7 +426,7 @@ struct PipelineRandomGraphTests {
                 violations.append("awaiter of step \(index) got \(String(describing: answer))")
             }
         }
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
 
         // Every step ended.
         for (index, operation) in operations.enumerated() where !operation.isFinished {

@@ -35,7 +35,7 @@ struct PipelineScaleTests {
         }
         let pipeline = try Pipeline(steps.reversed(), on: queue)
         #expect(try await pipeline.value(of: last) == Self.size - 1)
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(glueRuns.current == (Self.size - 1) / 10)
         #expect(steps.allSatisfy { $0.isFinished && !$0.isCancelled })
     }
@@ -72,7 +72,7 @@ struct PipelineScaleTests {
         // The dependents wait in the pipeline, not in the queue.
         #expect(queue.operationCount == 1)
         release.fire()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(runs.current == Self.size)
         #expect(dependents.allSatisfy { $0.isFinished && !$0.isCancelled })
     }
@@ -115,7 +115,7 @@ struct PipelineScaleTests {
         pipeline.start()
         await blocker.started.wait()
         pipeline.cancel()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(runs.current == middle - 1)
         #expect(chain[..<middle].allSatisfy { $0.result.map { (try? $0.get()) != nil } == true })
         #expect(chain[middle...].allSatisfy { $0.result == .failure(.cancelled) })

@@ -30,7 +30,7 @@ struct PipelineTests {
         let pipeline = try Pipeline([glue, adding, doubled, source], on: queue)
         #expect(try await pipeline.value(of: adding) == 42)
         #expect(await pipeline.outcome(of: doubled) == .success(40))
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(sideEffects.all == ["glue"])
         #expect(pipeline.operations.count == 4)
     }
@@ -44,7 +44,7 @@ struct PipelineTests {
         #expect(pipeline.operations[0] === step && pipeline.operations[1] === other)
         pipeline.start()
         pipeline.start()  // idempotent
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(step.mainRuns == 1 && other.mainRuns == 1)
     }
 
@@ -59,7 +59,7 @@ struct PipelineTests {
 
     @Test func anEmptyPipelineIsFinishedAtOnce() async throws {
         let pipeline = try Pipeline([], on: OperationQueue())
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         var count = 0
         for await _ in pipeline.finishedSteps { count += 1 }
         #expect(count == 0)
@@ -82,7 +82,7 @@ struct PipelineTests {
         // (which on Linux rescans every pending operation whenever one finishes).
         #expect(queue.operations.map(ObjectIdentifier.init) == [ObjectIdentifier(source)])
         release.fire()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(chain.result == .success(2))
         #expect(fanOut.allSatisfy { $0.isFinished && !$0.isCancelled })
     }
@@ -209,7 +209,7 @@ struct PipelineTests {
         let pipeline = try Pipeline([step], on: queue)
         pipeline.start()
         pipeline.cancel()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(step.result == .failure(.cancelled))
         #expect(!ran.current)
     }
@@ -237,13 +237,13 @@ struct PipelineTests {
             pipeline.start()
             await external.started.wait()
             pipeline.cancel()
-            try await pipeline.waitUntilFinished()
+            try await pipeline.waitForCompletion()
             #expect(step.result == .failure(.cancelled))
             #expect(!external.isFinished)
         }
         #expect(weakStep?.object != nil, "released while its dependency can still reach it")
         release.fire()
-        try await external.waitUntilFinished()
+        try await external.waitForCompletion()
         #expect(await stepReleased.wait())
         #expect(weakStep?.object == nil)
     }
@@ -270,7 +270,7 @@ struct PipelineTests {
         await running.started.wait()
         await otherBranch.started.wait()
         pipeline.cancel()
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(first.result == .success(1))
         #expect(running.result == .failure(.cancelled))
         #expect(otherBranch.result == .failure(.cancelled))
@@ -298,7 +298,7 @@ struct PipelineTests {
         awaiting.cancel()
         // The task gets the step's own cancellation failure.
         await #expect(throws: StepError.cancelled) { _ = try await awaiting.value }
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(running.result == .failure(.cancelled))
         #expect(sideBranch.result == .failure(.cancelled))
         #expect(last.result == .failure(.cancelled))
@@ -315,7 +315,7 @@ struct PipelineTests {
         await running.started.wait()
         awaiting.cancel()
         #expect(await awaiting.value == nil)
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(running.isCancelled && after.isCancelled)
     }
 
@@ -325,11 +325,11 @@ struct PipelineTests {
         let after = AddingOperation(adding: 1)
         after.takeInput(from: running)
         let pipeline = try Pipeline([running, after], on: queue)
-        let waiting = Task { try await pipeline.waitUntilFinished() }
+        let waiting = Task { try await pipeline.waitForCompletion() }
         await running.started.wait()
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(running.result == .failure(.cancelled))
         #expect(after.result == .failure(.cancelled))
         #expect(after.mainRuns == 0)
@@ -383,7 +383,7 @@ struct PipelineTests {
             break
         }
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(rest.allSatisfy { $0.result == .failure(.cancelled) })
     }
 
@@ -405,7 +405,7 @@ struct PipelineTests {
         iterating.cancel()
         #expect(await iterating.value == [0])
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
     }
 
     @Test func iteratingFinishedStepsTwiceTraps() async {
@@ -459,7 +459,7 @@ struct PipelineTests {
             weakOperations = [source, step, glue, classic, cancelled].map { WeakBox($0) }
             weakPipeline = WeakBox(pipeline)
             #expect(try await pipeline.value(of: step) == 2)
-            try await pipeline.waitUntilFinished()
+            try await pipeline.waitForCompletion()
             #expect(cancelled.isCancelled)
         }
         for trigger in released { #expect(await trigger.wait()) }

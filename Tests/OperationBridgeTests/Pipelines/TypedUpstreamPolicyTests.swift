@@ -23,7 +23,7 @@ import Testing
         step.addDependency(input)
         other.addDependency(input)  // `other` fails after `input` succeeded
         let pipeline = try Pipeline([input, other, step], on: queue, failurePolicy: .cancelDependents)
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         #expect(step.isCancelled)
         #expect(step.ran.all.isEmpty)
         #expect(input.result.map { try? $0.get() } == 21)
@@ -34,7 +34,7 @@ import Testing
         let input = ControlledOperation<Int, any Error>(.failure(CancellationError()))
         let step = ChainedTaskOperation<Int, Int, any Error>(inputFrom: input) { value in value * 2 }
         let pipeline = try Pipeline([input, step], on: queue, failurePolicy: .cancelDependents)
-        try await pipeline.waitUntilFinished()
+        try await pipeline.waitForCompletion()
         guard case .failure(let error as UpstreamFailedError)? = step.result else {
             Issue.record("expected an UpstreamFailedError, got \(String(describing: step.result))")
             return

@@ -71,7 +71,7 @@ import Testing
                 }
             }
         }
-        try? await queue.waitUntilAllOperationsAreFinished()
+        try? await queue.waitForAllOperations()
         for operation in operations {
             #expect(operation.isFinished)
             #expect(operation.result != nil)

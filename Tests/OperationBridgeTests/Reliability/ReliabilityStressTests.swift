@@ -188,7 +188,7 @@ import Testing
                     }
                 } else {
                     task = Task {
-                        try? await operation.waitUntilFinished()
+                        try? await operation.waitForCompletion()
                         ledger.answered(id)
                     }
                 }
@@ -244,10 +244,10 @@ import Testing
 
         // 8. Everything must end.
         await chaos.value
-        try await operations.waitUntilAllFinished()
+        try await operations.waitForCompletion()
         for task in awaiterTasks { await task.value }
         await consumer.value
-        for queue in queues { try await queue.waitUntilAllOperationsAreFinished() }
+        for queue in queues { try await queue.waitForAllOperations() }
 
         // 9. Invariants.
         var totals = RunTotals()

@@ -69,7 +69,7 @@ struct OperationQueueBatchesTests {
         await independent.started.wait()
         failing.trigger?.fire()
         await #expect(throws: StepError.planned(0)) { _ = try await collecting.value }
-        try await independent.waitUntilFinished()
+        try await independent.waitForCompletion()
         #expect(independent.result == .failure(.cancelled))
     }
 

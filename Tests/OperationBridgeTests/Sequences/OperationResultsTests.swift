@@ -39,7 +39,7 @@ struct OperationResultsTests {
         // 3, 1 and 4 finish first; none of them may come before 0.
         for index in [3, 1, 4] {
             triggers[index].fire()
-            try await operations[index].waitUntilFinished()
+            try await operations[index].waitForCompletion()
         }
         triggers[0].fire()
         var element = try #require(await iterator.next())
@@ -72,7 +72,7 @@ struct OperationResultsTests {
         }
         for index in finishingOrder {
             triggers[index].fire()
-            try await operations[index].waitUntilFinished()
+            try await operations[index].waitForCompletion()
         }
         #expect(await consumer.value == [0, 1, 2, 3, 4])
     }
@@ -93,10 +93,10 @@ struct OperationResultsTests {
         }
         #expect(delivered == [0])
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await rest.waitUntilAllFinished()
+        try await rest.waitForCompletion()
         for operation in rest { #expect(operation.result == .failure(.cancelled)) }
         #expect(first.result == .success(1))
-        try await queue.waitUntilAllOperationsAreFinished()
+        try await queue.waitForAllOperations()
     }
 
     @Test func droppingTheIteratorBeforeTheFirstElementCancelsEverything() async throws {
@@ -107,7 +107,7 @@ struct OperationResultsTests {
             _ = iterator
         }
         #expect(operations.allSatisfy { $0.isCancelled })
-        try await operations.waitUntilAllFinished()
+        try await operations.waitForCompletion()
         #expect(operations.allSatisfy { $0.result == .failure(.cancelled) })
     }
 
@@ -131,7 +131,7 @@ struct OperationResultsTests {
         // The loop ends, having seen only what had finished.
         #expect(await consumer.value == [0])
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await rest.waitUntilAllFinished()
+        try await rest.waitForCompletion()
         for operation in rest { #expect(operation.result == .failure(.cancelled)) }
     }
 
@@ -147,7 +147,7 @@ struct OperationResultsTests {
         }
         #expect(await consumer.value == 0)
         #expect(operations.allSatisfy { $0.isCancelled })
-        try await operations.waitUntilAllFinished()
+        try await operations.waitForCompletion()
     }
 
     // MARK: - Successes and failures
@@ -253,7 +253,7 @@ struct OperationResultsTests {
         let rest = (0..<3).map { _ in GatedResultOperation<Int, StepError>(.success(0), trigger: Trigger()) }
         let sequence = try queue.results(of: [first] + rest, order: .submission)
         let collecting = Task { await sequence.collect() }
-        try await first.waitUntilFinished()
+        try await first.waitForCompletion()
         for operation in rest { await operation.started.wait() }
         collecting.cancel()
         let results = await collecting.value
@@ -261,7 +261,7 @@ struct OperationResultsTests {
         #expect(results[0] == .success(1))
         #expect(results[1...].allSatisfy { $0 == .failure(.cancelled) })
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await rest.waitUntilAllFinished()
+        try await rest.waitForCompletion()
     }
 
     @Test func allSucceededIsTrueWhenEveryOperationSucceeded() async throws {
@@ -276,7 +276,7 @@ struct OperationResultsTests {
         let rest = (0..<3).map { _ in GatedResultOperation<Int, StepError>(.success(1), trigger: Trigger()) }
         #expect(try await queue.results(of: [failing] + rest).allSucceeded() == false)
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await rest.waitUntilAllFinished()
+        try await rest.waitForCompletion()
     }
 
     @Test func allSucceededIsFalseForACancelledOperation() async throws {
@@ -299,7 +299,7 @@ struct OperationResultsTests {
         for download in classicDownloads { aggregate.addDependency(download) }
         classicQueue.addOperation(aggregate)
         for download in classicDownloads { classicQueue.addOperation(download) }
-        try await aggregate.waitUntilFinished()
+        try await aggregate.waitForCompletion()
 
         let downloads = (0..<5).map { GatedResultOperation<Int, StepError>(.success($0)) }
         let allSucceeded = try await OperationQueue().results(of: downloads).allSucceeded()
@@ -339,7 +339,7 @@ struct OperationResultsTests {
             break
         }
         #expect(operations.allSatisfy { $0.isCancelled })
-        try await operations.waitUntilAllFinished()
+        try await operations.waitForCompletion()
         #expect(operations.allSatisfy { $0.result == .failure(.cancelled) })
     }
 

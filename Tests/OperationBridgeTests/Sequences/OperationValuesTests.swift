@@ -58,7 +58,7 @@ struct OperationValuesTests {
         var iterator = try queue.values(of: operations, order: .submission).makeAsyncIterator()
         for index in [2, 3, 1] {
             triggers[index].fire()
-            try await operations[index].waitUntilFinished()
+            try await operations[index].waitForCompletion()
         }
         triggers[0].fire()
         for expected in 0..<4 {
@@ -90,7 +90,7 @@ struct OperationValuesTests {
         }
         // The sequence has ended.
         #expect(try await iterator.next() == nil)
-        try await rest.waitUntilAllFinished()
+        try await rest.waitForCompletion()
         for operation in rest {
             #expect(operation.isCancelled)
             #expect(operation.result == .failure(.cancelled))
@@ -127,7 +127,7 @@ struct OperationValuesTests {
         } catch {
             #expect(error as? StepError == .planned(3))
         }
-        try await running.waitUntilAllFinished()
+        try await running.waitForCompletion()
         #expect(running.allSatisfy { $0.result == .failure(.cancelled) })
     }
 
@@ -147,7 +147,7 @@ struct OperationValuesTests {
         triggers[2].fire()
         await #expect(throws: StepError.planned(2)) { _ = try await iterator.next() }
         #expect(try await iterator.next() == nil)
-        try await operations[4].waitUntilFinished()
+        try await operations[4].waitForCompletion()
         #expect(operations[4].result == .failure(.cancelled))
     }
 
@@ -197,7 +197,7 @@ struct OperationValuesTests {
             break
         }
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await rest.waitUntilAllFinished()
+        try await rest.waitForCompletion()
     }
 
     @Test func cancellingTheConsumingTaskEndsCollectWithTheCancellationFailure() async throws {
@@ -210,7 +210,7 @@ struct OperationValuesTests {
         collecting.cancel()
         await #expect(throws: StepError.cancelled) { _ = try await collecting.value }
         #expect(rest.allSatisfy { $0.isCancelled })
-        try await rest.waitUntilAllFinished()
+        try await rest.waitForCompletion()
     }
 
     @Test func valuesOfATenThousandOperationBatch() async throws {

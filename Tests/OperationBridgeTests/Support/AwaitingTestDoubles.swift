@@ -356,8 +356,8 @@ enum AwaitStyle: String, CaseIterable, Sendable, CustomStringConvertible {
     case value
     /// `await operation.outcome` — the `Result`, or `nil`.
     case outcome
-    /// `try await operation.waitUntilFinished()` — any `Operation`.
-    case waitUntilFinished
+    /// `try await operation.waitForCompletion()` — any `Operation`.
+    case waitForCompletion
 
     var description: String { rawValue }
 
@@ -377,9 +377,9 @@ enum AwaitStyle: String, CaseIterable, Sendable, CustomStringConvertible {
             case .failure(let error)?: return .failure(error)
             case nil: return .stoppedWaiting
             }
-        case .waitUntilFinished:
+        case .waitForCompletion:
             do {
-                try await operation.waitUntilFinished()
+                try await operation.waitForCompletion()
                 return .finished
             } catch {
                 return .stoppedWaiting
@@ -390,7 +390,7 @@ enum AwaitStyle: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The answer for an operation that finished with `result`.
     func expected(forFinished result: Result<Int, TransferError>) -> AwaitAnswer {
         switch (self, result) {
-        case (.waitUntilFinished, _): .finished
+        case (.waitForCompletion, _): .finished
         case (.value, .success(let value)), (.outcome, .success(let value)): .success(value)
         case (.value, .failure(let error)), (.outcome, .failure(let error)): .failure(error)
         }
@@ -400,7 +400,7 @@ enum AwaitStyle: String, CaseIterable, Sendable, CustomStringConvertible {
     var expectedWhenTaskCancelled: AwaitAnswer {
         switch self {
         case .value: .failure(.cancelled)
-        case .outcome, .waitUntilFinished: .stoppedWaiting
+        case .outcome, .waitForCompletion: .stoppedWaiting
         }
     }
 }

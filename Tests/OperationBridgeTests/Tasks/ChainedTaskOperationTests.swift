@@ -106,7 +106,7 @@ struct ChainedTaskOperationTests {
             let typed: RenderingError = error  // `value` throws `RenderingError`, not `any Error`
             rendered = .failure(typed)
         }
-        try await [lookup, parse, render].waitUntilAllFinished()
+        try await [lookup, parse, render].waitForCompletion()
 
         switch scenario {
         case .succeeds:
@@ -241,7 +241,7 @@ struct ChainedTaskOperationTests {
         }
         queue.addOperation(upstream)
         queue.addOperation(step)
-        try await step.waitUntilFinished()
+        try await step.waitForCompletion()
         #expect(step.result == nil)
         #expect(step.isCancelled)
         #expect(!ran.current)
@@ -304,7 +304,7 @@ struct ChainedTaskOperationTests {
         #expect(step.isExecuting && !step.isFinished)
         #expect(!dependent.isExecuting && !dependent.isFinished)
         release.open()
-        try await dependent.waitUntilFinished()
+        try await dependent.waitForCompletion()
         #expect(log.all == ["closure returns, cancelled: true", "dependent runs"])
         #expect(step.result == .failure(.cancelled))
     }
@@ -341,7 +341,7 @@ struct ChainedTaskOperationTests {
         queue.addOperation(upstream)
         queue.addOperation(step)
         #expect(await step.outcome == .failure(.cancelled))
-        try await upstream.waitUntilFinished()
+        try await upstream.waitForCompletion()
         #expect(!ran.current)
         // Keep the cancelled step alive until its upstream has finished: on Linux the upstream
         // refers to it through an unretained pointer.

@@ -89,7 +89,7 @@ struct TaskOperationTests {
         #expect(log.all.isEmpty)
 
         release.open()
-        try await dependent.waitUntilFinished()
+        try await dependent.waitForCompletion()
         #expect(log.all == ["closure returns, cancelled: true", "dependent runs"])
         #expect(operation.isFinished)
         // Cancelled first: the cancellation failure wins over the value returned afterwards.
@@ -250,7 +250,7 @@ struct TaskOperationTests {
         }
         operation.cancel()
         start.start(operation)
-        try await operation.waitUntilFinished()
+        try await operation.waitForCompletion()
         #expect(operation.isCancelled && operation.isFinished)
         return (ran.current, operation.result)
     }
@@ -271,7 +271,7 @@ struct TaskOperationTests {
         operation.cancel()
         release.fire()
         #expect(await operation.outcome == .failure(.cancelled))
-        try await dependency.waitUntilFinished()
+        try await dependency.waitForCompletion()
         #expect(!ran.current)
         // Keep the cancelled operation alive until its dependency has finished: on Linux the
         // dependency refers to it through an unretained pointer.
@@ -319,7 +319,7 @@ struct TaskOperationTests {
     }
 
     /// An operation started by hand from async code must not see its caller's task-locals either
-    /// (the closure's task is detached), as DESIGN.md requires.
+    /// (the closure's task is detached), as the design requires (OperationBridge.docc/Design.md).
     @Test func taskLocalValuesDoNotCrossTheOperationBoundaryWhenStartedByHand() async {
         let (plain, rebound) = await taskLocalsSeenInside(startedBy: .byHand)
         #expect(plain == .success(nil))

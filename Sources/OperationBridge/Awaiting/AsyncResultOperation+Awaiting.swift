@@ -1,11 +1,13 @@
 import Foundation
 
 extension AsyncResultOperation where Success: Sendable {
-    /// The operation's result, once it has finished.
+    /// The operation's result, once it is final.
     ///
     /// Works whether the operation is queued, started by hand, already finished, or not queued
-    /// yet (it then waits until it is queued and finishes). Never blocks a thread; raises the
-    /// operation's quality of service to the awaiting task's priority.
+    /// yet (it then waits until it is queued and finishes). An outcome decided before the
+    /// operation started — it was cancelled, or given its result early — is answered at once,
+    /// even if the operation is never queued. Never blocks a thread; raises the operation's
+    /// quality of service to the awaiting task's priority.
     ///
     /// ```swift
     /// switch await download.outcome {
@@ -15,8 +17,9 @@ extension AsyncResultOperation where Success: Sendable {
     /// }
     /// ```
     ///
-    /// - Returns: The result, or `nil` when the operation finished cancelled without a result
-    ///   (its `Failure` cannot express cancellation, see ``CancellationRepresentable``).
+    /// - Returns: The result, or `nil` when the operation ended without one: it was cancelled,
+    ///   or an upstream failure kept it from running (see
+    ///   ``AsyncOperation/upstreamFailure``), and its `Failure` cannot express that.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
@@ -24,41 +27,86 @@ extension AsyncResultOperation where Success: Sendable {
     /// ``Foundation/OperationQueue/runForOutcome(_:)``.
     public var outcome: Result<Success, Failure>? {
         get async {
-            await OperationWaiter.waitForFinish(of: self, onTaskCancellation: .stopWaiting) ? result : nil
+            await OperationWaiter.waitForFinish(of: self, until: .outcome, onTaskCancellation: .stopWaiting)
+                ? result : nil
         }
     }
 
-    /// Waits for the operation and returns its success value or throws its failure.
+    /// The operation's success value, once its outcome is final; throws a typed
+    /// ``OperationFailure`` otherwise.
     ///
-    /// `cancellation` is thrown when the operation ended without a result, or when the awaiting
-    /// task was cancelled first (for ``OperationWaiter/TaskCancellation/cancelOperation``, the
-    /// operation's own cancellation failure is preferred when it has one).
-    func awaitValue(
+    /// This is the `value` of operations whose `Failure` can express neither cancellation nor an
+    /// upstream failure (most legacy error enums). Where `Failure` adopts
+    /// ``CancellationRepresentable`` (or is `CancellationError` or `any Error`), `value` throws
+    /// `Failure` itself; where it is `Never`, `value` is an optional.
+    ///
+    /// ```swift
+    /// do {
+    ///     let record = try await lookup.value  // throws(OperationFailure<LookupError>)
+    /// } catch .failed(let error) {
+    ///     report(error)
+    /// } catch {
+    ///     // .cancelled, or .upstreamFailed(let cause)
+    /// }
+    /// ```
+    ///
+    /// Works whether the operation is queued, started by hand, already finished, or not queued
+    /// yet; an outcome decided before it started is answered at once. Never blocks a thread;
+    /// raises the operation's quality of service to the awaiting task's priority.
+    ///
+    /// - Throws: ``OperationFailure/failed(_:)`` with the operation's failure;
+    ///   ``OperationFailure/cancelled`` when it ended cancelled;
+    ///   ``OperationFailure/upstreamFailed(_:)`` when an upstream failure kept it from running.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task stops the wait at once and throws
+    /// ``OperationFailure/cancelled``; the operation is not cancelled.
+    public var value: Success {
+        get async throws(OperationFailure<Failure>) {
+            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: .wrapped)
+        }
+    }
+
+    /// Waits until the outcome is final and returns the success value, or throws what `mapping`
+    /// makes of the operation's failure, cancellation or upstream failure.
+    ///
+    /// When the awaiting task was cancelled first: with ``OperationWaiter/TaskCancellation/stopWaiting``
+    /// it throws `mapping.cancelled()`; with ``OperationWaiter/TaskCancellation/cancelOperation``
+    /// the operation was cancelled, and its own outcome (usually its cancellation failure) is
+    /// answered.
+    func awaitValue<Thrown: Error>(
         onTaskCancellation: OperationWaiter.TaskCancellation,
-        cancellation: Failure
-    ) async throws(Failure) -> Success {
-        let finished = await OperationWaiter.waitForFinish(of: self, onTaskCancellation: onTaskCancellation)
+        mapping: FailureMapping<Failure, Thrown>
+    ) async throws(Thrown) -> Success {
+        let final = await OperationWaiter.waitForFinish(
+            of: self,
+            until: .outcome,
+            onTaskCancellation: onTaskCancellation
+        )
+        guard final || onTaskCancellation == .cancelOperation else { throw mapping.cancelled() }
         switch result {
-        case .success(let value) where finished:
+        case .success(let value):
             return value
-        case .failure(let error) where finished || onTaskCancellation == .cancelOperation:
-            throw error
-        default:
-            throw cancellation
+        case .failure(let error):
+            throw mapping.failed(error)
+        case nil:
+            if let cause = upstreamFailure { throw mapping.upstreamFailed(cause) }
+            throw mapping.cancelled()
         }
     }
 }
 
 extension AsyncResultOperation where Success: Sendable, Failure: CancellationRepresentable {
-    /// The operation's success value, once it has finished; throws its typed failure.
+    /// The operation's success value, once its outcome is final; throws its typed failure.
     ///
     /// ```swift
     /// let url = try await unfurl.value   // throws(UnfurlError)
     /// ```
     ///
     /// Works whether the operation is queued, started by hand, already finished, or not queued
-    /// yet. Never blocks a thread; raises the operation's quality of service to the awaiting
-    /// task's priority.
+    /// yet; an outcome decided before it started (cancelled, or given its result early) is
+    /// answered at once. Never blocks a thread; raises the operation's quality of service to the
+    /// awaiting task's priority.
     ///
     /// - Throws: The operation's failure; `Failure.cancellation` when it ended cancelled.
     ///
@@ -68,17 +116,17 @@ extension AsyncResultOperation where Success: Sendable, Failure: CancellationRep
     /// to the task, use ``Foundation/OperationQueue/run(_:)-(AsyncResultOperation<Success,Failure>)``.
     public var value: Success {
         get async throws(Failure) {
-            try await awaitValue(onTaskCancellation: .stopWaiting, cancellation: .cancellation)
+            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: .own)
         }
     }
 }
 
 extension AsyncResultOperation where Success: Sendable, Failure == any Error {
-    /// The operation's success value, once it has finished; throws its failure.
+    /// The operation's success value, once its outcome is final; throws its failure.
     ///
     /// Works whether the operation is queued, started by hand, already finished, or not queued
-    /// yet. Never blocks a thread; raises the operation's quality of service to the awaiting
-    /// task's priority.
+    /// yet; an outcome decided before it started is answered at once. Never blocks a thread;
+    /// raises the operation's quality of service to the awaiting task's priority.
     ///
     /// - Throws: The operation's failure; `CancellationError` when it ended cancelled without
     ///   a result.
@@ -88,7 +136,31 @@ extension AsyncResultOperation where Success: Sendable, Failure == any Error {
     /// operation is not cancelled (other tasks may be waiting for it).
     public var value: Success {
         get async throws {
-            try await awaitValue(onTaskCancellation: .stopWaiting, cancellation: CancellationError())
+            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: .untyped)
+        }
+    }
+}
+
+extension AsyncResultOperation where Success: Sendable, Failure == Never {
+    /// The operation's value, once its outcome is final; `nil` when it ended without one.
+    ///
+    /// For operations that cannot fail, such as `TaskOperation { 42 }` or `queue.addTask { … }`
+    /// with a non-throwing closure. They can still be cancelled before their closure runs, and
+    /// `Never` cannot say so: the value is then `nil`.
+    ///
+    /// ```swift
+    /// let answer = await queue.addTask { 6 * 7 }.value   // Int?
+    /// ```
+    ///
+    /// Works whether the operation is queued, started by hand, already finished, or not queued
+    /// yet; an outcome decided before it started is answered at once. Never blocks a thread.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
+    /// not cancelled.
+    public var value: Success? {
+        get async {
+            try? await awaitValue(onTaskCancellation: .stopWaiting, mapping: .wrapped)
         }
     }
 }

@@ -1,15 +1,16 @@
 import Foundation
 
 extension OperationQueue {
-    /// Adds `operation` to the queue and returns its success value once it has finished.
+    /// Runs `operation` on this queue and returns its success value once its outcome is final.
     ///
     /// ```swift
-    /// let url = try await queue.run(UnfurlURLOperation(shortURL: link))
+    /// let url = try await queue.run(UnfurlURLOperation(shortURL: link))   // throws(UnfurlError)
     /// ```
     ///
-    /// An operation that has already started or finished is not added again; its outcome is
-    /// awaited. Adding an operation that is pending in another queue is a programmer error
-    /// that Foundation traps on.
+    /// An operation is never added twice: one that is already pending in a queue (added by the
+    /// package, or by your own `addOperation(_:)` to this queue) is only awaited, and so is one
+    /// that has started or finished. See ``Foundation/OperationQueue/admit(_:lookInList:releasingForeignClaimOnFinish:)``
+    /// in <doc:Design> for how the package tells.
     ///
     /// - Throws: The operation's typed failure; `Failure.cancellation` when it ended cancelled.
     ///
@@ -17,36 +18,89 @@ extension OperationQueue {
     /// The awaiting task owns the operation: cancelling the task cancels the operation, and the
     /// task gets the operation's own cancellation failure. If the operation has not started it
     /// is answered at once (the queue later finishes it without running it); if it is running,
-    /// the call returns when it has finished, so no work outlives the task.
+    /// the call returns when it has finished, so no work outlives the task. Cancelling the
+    /// operation itself does not cancel the task: the call then answers the operation's
+    /// cancellation failure once the operation has finished (at once if it had not started).
     public func run<Success: Sendable, Failure: CancellationRepresentable>(
         _ operation: AsyncResultOperation<Success, Failure>
     ) async throws(Failure) -> Success {
-        enqueueUnlessStarted(operation)
-        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, cancellation: .cancellation)
+        admitOwned(operation)
+        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .own)
     }
 
-    /// Adds `operation` to the queue and returns its success value once it has finished.
+    /// Runs `operation` on this queue and returns its success value once its outcome is final.
     ///
     /// Same as ``run(_:)-(AsyncResultOperation<Success,Failure>)`` for operations whose
     /// `Failure` is `any Error`.
     ///
     /// - Throws: The operation's failure; `CancellationError` when it ended cancelled without
-    ///   a result.
+    ///   a result; the ``UpstreamFailedError`` when an upstream failure kept it from running.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task cancels the operation, and the task gets the operation's own
     /// cancellation failure (answered at once if it has not started, otherwise when it ends).
     public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, any Error>) async throws -> Success {
-        enqueueUnlessStarted(operation)
-        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, cancellation: CancellationError())
+        admitOwned(operation)
+        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .untyped)
     }
 
-    /// Adds `operation` to the queue and returns its result once it has finished.
+    /// Runs `operation` on this queue and returns its success value once its outcome is final;
+    /// throws a typed ``OperationFailure``.
     ///
-    /// Use it for operations whose `Failure` cannot express cancellation.
+    /// The `run` of operations whose `Failure` can express neither cancellation nor an upstream
+    /// failure (most legacy error enums), so that no `cancelled` case has to be added to them:
     ///
-    /// - Returns: The result, or `nil` when the operation was cancelled without a result (its
-    ///   `Failure` cannot express cancellation, see ``CancellationRepresentable``).
+    /// ```swift
+    /// do {
+    ///     let record = try await queue.run(lookup)   // throws(OperationFailure<LookupError>)
+    /// } catch .failed(.notFound) {
+    ///     showEmpty()
+    /// } catch {
+    ///     // .cancelled, or .upstreamFailed(let cause)
+    /// }
+    /// ```
+    ///
+    /// Enqueuing as in ``run(_:)-(AsyncResultOperation<Success,Failure>)``.
+    ///
+    /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled`` or
+    ///   ``OperationFailure/upstreamFailed(_:)``.
+    ///
+    /// ## Cancellation
+    /// The awaiting task owns the operation: cancelling it cancels the operation, and the call
+    /// throws ``OperationFailure/cancelled`` — at once if the operation has not started,
+    /// otherwise when it has finished.
+    public func run<Success: Sendable, Failure>(
+        _ operation: AsyncResultOperation<Success, Failure>
+    ) async throws(OperationFailure<Failure>) -> Success {
+        admitOwned(operation)
+        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .wrapped)
+    }
+
+    /// Runs `operation`, which cannot fail, on this queue and returns its value once its outcome
+    /// is final; `nil` when it ended without one (it was cancelled before its work ran).
+    ///
+    /// ```swift
+    /// let count = await queue.run(TaskOperation { await index.count() })   // Int?
+    /// ```
+    ///
+    /// Enqueuing as in ``run(_:)-(AsyncResultOperation<Success,Failure>)``.
+    ///
+    /// ## Cancellation
+    /// The awaiting task owns the operation: cancelling it cancels the operation; the call
+    /// returns `nil` at once if the operation had not started, otherwise once it has finished.
+    public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, Never>) async -> Success? {
+        admitOwned(operation)
+        return try? await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .wrapped)
+    }
+
+    /// Runs `operation` on this queue and returns its result once its outcome is final.
+    ///
+    /// Use it when you want the `Result` itself. Enqueuing as in
+    /// ``run(_:)-(AsyncResultOperation<Success,Failure>)``.
+    ///
+    /// - Returns: The result, or `nil` when the operation ended without one (cancelled, or
+    ///   stopped by an upstream failure, and its `Failure` cannot express that; see
+    ///   ``CancellationRepresentable`` and ``AsyncOperation/upstreamFailure``).
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task cancels the operation. If it has not started, the call
@@ -55,18 +109,20 @@ extension OperationQueue {
     public func runForOutcome<Success: Sendable, Failure>(
         _ operation: AsyncResultOperation<Success, Failure>
     ) async -> Result<Success, Failure>? {
-        enqueueUnlessStarted(operation)
-        // Finished, or given up because the task was cancelled before the operation started:
-        // either way the answer is the operation's own result, so it does not depend on whether
-        // the queue got to finish the cancelled operation first.
-        _ = await OperationWaiter.waitForFinish(of: operation, onTaskCancellation: .cancelOperation)
+        admitOwned(operation)
+        // Final, or given up because the task was cancelled before the operation started: either
+        // way the answer is the operation's own result, so it does not depend on whether the
+        // queue got to finish the cancelled operation first.
+        _ = await OperationWaiter.waitForFinish(of: operation, until: .outcome, onTaskCancellation: .cancelOperation)
         return operation.result
     }
 
-    /// Adds any operation to the queue and returns once it has finished.
+    /// Runs any operation on this queue and returns once it has finished.
     ///
     /// The counterpart of ``run(_:)-(AsyncResultOperation<Success,Failure>)`` for operations
-    /// without a typed result: `BlockOperation`, your own `Operation` subclasses.
+    /// without a typed result: `BlockOperation`, your own `Operation` subclasses. An operation
+    /// already pending in a queue, started or finished is only awaited (for operations that are
+    /// not the package's, this looks through the queue's list: linear in its length).
     ///
     /// - Throws: `CancellationError` when the awaiting task was cancelled before the operation
     ///   finished.
@@ -76,7 +132,7 @@ extension OperationQueue {
     /// throws at once; if it is running, it waits until the operation has finished, then
     /// returns normally (the operation did end).
     public func runUntilFinished(_ operation: Operation) async throws(CancellationError) {
-        enqueueUnlessStarted(operation)
+        admitOwned(operation)
         guard await OperationWaiter.waitForFinish(of: operation, onTaskCancellation: .cancelOperation) else {
             throw CancellationError()
         }
@@ -139,13 +195,13 @@ extension OperationQueue {
         }
     }
 
-    private func enqueueUnlessStarted(_ operation: Operation) {
-        guard !operation.hasBeenStarted else { return }
-        // The awaiting task owns the operation. When it is already cancelled, cancel the
-        // operation before the queue can start it: the cancellation handler installed next would
-        // come too late if a worker thread picked the operation up at once, and its work would run.
+    /// Admits an operation that the awaiting task owns.
+    private func admitOwned(_ operation: Operation) {
+        // When the task is already cancelled, cancel the operation before the queue can start it:
+        // the cancellation handler installed next would come too late if a worker thread picked
+        // the operation up at once, and its work would run.
         if Task.isCancelled { operation.cancel() }
-        addOperation(operation)
+        admit(operation)
     }
 }
 

@@ -13,18 +13,36 @@ enum OperationWaiter {
         case cancelOperation
     }
 
-    /// Suspends until `operation` has finished, or until the awaiting task is cancelled.
+    /// What ends a wait.
+    enum Target: Sendable {
+        /// The operation has finished.
+        case finish
+        /// The operation's outcome is final: it has finished, or — for the package's operations
+        /// — it was cancelled or given its result before it started (it will finish without
+        /// running once a queue starts it, and nothing can change its outcome). What the
+        /// result-reading APIs (`value`, `outcome`, `run`) wait for, so that they answer a decided
+        /// outcome at once even for an operation that is never queued.
+        case outcome
+    }
+
+    /// Suspends until `operation` has finished (or, for ``Target/outcome``, its outcome is
+    /// final), or until the awaiting task is cancelled.
     ///
     /// Never blocks a thread. Raises the operation's quality of service to the awaiting task's
     /// priority. The continuation is resumed exactly once, whichever of finish and cancellation
     /// comes first, including when the task was cancelled before the call.
     ///
-    /// - Returns: `true` when the operation finished; `false` when the awaiting task was
-    ///   cancelled first.
-    static func waitForFinish(of operation: Operation, onTaskCancellation: TaskCancellation) async -> Bool {
+    /// - Returns: `true` when the operation finished (or its outcome is final); `false` when the
+    ///   awaiting task was cancelled first.
+    static func waitForFinish(
+        of operation: Operation,
+        until target: Target = .finish,
+        onTaskCancellation: TaskCancellation
+    ) async -> Bool {
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
         if let operation = operation as? AsyncOperation {
-            return await waitForFinish(of: operation, onTaskCancellation: onTaskCancellation)
+            return await waitForFinish(
+                of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation)
         }
         let slot = CompletionSlot<Bool>()
         guard let observation = FinishObservation.observe(operation, { slot.fulfill(true) }) else {
@@ -47,11 +65,12 @@ enum OperationWaiter {
     /// no extra allocation, and exactly-once resumption decided by the lifecycle state machine.
     private static func waitForFinish(
         of operation: AsyncOperation,
+        decision: Bool,
         onTaskCancellation: TaskCancellation
     ) async -> Bool {
-        guard let id = operation.reserveWaitID() else { return true }
+        guard let id = operation.reserveWaitID(decision: decision) else { return true }
         return await withTaskCancellationHandler {
-            await operation.waitForFinish(id)
+            await operation.waitForFinish(id, decision: decision)
         } onCancel: {
             switch onTaskCancellation {
             case .stopWaiting:

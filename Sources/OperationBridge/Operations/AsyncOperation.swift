@@ -43,10 +43,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     private var lifecycle = LifecycleStateMachine()
     /// The `Task` running the operation's async work, if any; cancelled with the operation.
     private var attachedTask: Task<Void, Never>?
-    /// `cancel()` was called before the operation began to finish. Recorded under the same lock
-    /// as the lifecycle (and, for result operations, the result), so that `isCancelled` and the
-    /// result never disagree when cancellation races completion.
-    private var cancellationRecorded = false
+    /// Why the operation finished without running, when an upstream failure was the reason.
+    private var storedUpstreamFailure: UpstreamFailedError?
 
     /// Creates a pending operation.
     public override init() {
@@ -81,12 +79,36 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// A `cancel()` that loses the race against ``finish()`` (or, for a result operation, against
     /// a stored result) leaves it `false`, as for any `Operation` cancelled after it ended.
     open override var isCancelled: Bool {
-        lock.withCriticalSection { cancellationRecorded }
+        lock.withCriticalSection { lifecycle.isCancellationRecorded }
     }
 
     /// `true` once ``finish()`` has completed. Thread-safe.
     open override var isFinished: Bool {
         lock.withCriticalSection { lifecycle.isFinished }
+    }
+
+    /// The upstream failure that kept the operation from running, if that is why it finished
+    /// without running. Thread-safe.
+    ///
+    /// Set when the operation was a chained step whose upstream failed or was cancelled (see
+    /// ``ChainedAsyncResultOperation``), or a step of a ``Pipeline`` or results sequence that
+    /// depended on a failed step. The root cause is ``UpstreamFailedError/rootFailure``. It tells
+    /// a failure caused upstream from the operation's own, whatever its `Failure` type can
+    /// express: an operation stopped this way is not cancelled (`isCancelled` is `false`).
+    public var upstreamFailure: UpstreamFailedError? {
+        lock.withCriticalSection { storedUpstreamFailure }
+    }
+
+    /// Foundation's readiness (every dependency has finished, or the operation is cancelled).
+    /// Thread-safe.
+    ///
+    /// The package also notes that readiness was asked: queues ask when an operation is added to
+    /// them, which is how the package's `run` and results sequences tell an operation you added
+    /// to a queue yourself from a fresh one. An override that does not call `super` hides that;
+    /// see <doc:Misuse>.
+    open override var isReady: Bool {
+        lock.withCriticalSection { lifecycle.noteReadinessQueried() }
+        return super.isReady
     }
 
     /// Begins the operation. Queues call it; you may call it by hand on an operation that is
@@ -96,7 +118,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// without running ``main()``. Otherwise the operation becomes executing and ``main()``
     /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
     open override func start() {
-        let action = lock.withCriticalSection { lifecycle.start(isCancelled: cancellationRecorded) }
+        let action = lock.withCriticalSection { lifecycle.start() }
         switch action {
         case .ignore:
             return
@@ -137,26 +159,31 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Cancels the operation: sets `isCancelled` and cancels the `Task` running its async work,
     /// if any. Never finishes the operation by itself. Safe from any thread, any number of times.
     open override func cancel() {
-        let (recorded, task) = lock.withCriticalSection { (recordCancellationLocked(), attachedTask) }
+        let (cancellation, task) = lock.withCriticalSection { (recordCancellationLocked(), attachedTask) }
+        resumeDecided(cancellation.decided)
         // A cancellation that lost the race against completion changes nothing, so that
         // `isCancelled` and the outcome always agree.
-        guard recorded else { return }
+        guard cancellation.recorded else { return }
         super.cancel()
         task?.cancel()
     }
 
     /// Records the cancellation unless the outcome is already decided (the operation began to
     /// finish, or a result operation stored its result). Returns whether the operation counts as
-    /// cancelled. Callers hold `lock`.
-    func recordCancellationLocked() -> Bool {
-        if cancellationRecorded { return true }
-        guard !lifecycle.isFinishingOrFinished, !outcomeDecidedLocked else { return false }
-        cancellationRecorded = true
-        return true
+    /// cancelled, and the waiters to resume with ``resumeDecided(_:)`` once the lock is released.
+    /// Callers hold `lock`.
+    func recordCancellationLocked() -> (recorded: Bool, decided: [LifecycleStateMachine.Waiter]) {
+        lifecycle.recordCancellation(outcomeDecided: outcomeDecidedLocked)
+    }
+
+    /// Resumes the waiters that wanted the outcome as soon as it was decided. Call it without
+    /// holding `lock`.
+    func resumeDecided(_ waiters: [LifecycleStateMachine.Waiter]) {
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
     /// Whether `cancel()` won. Callers hold `lock`.
-    var cancellationRecordedLocked: Bool { cancellationRecorded }
+    var cancellationRecordedLocked: Bool { lifecycle.isCancellationRecorded }
 
     /// Whether the outcome was decided before finishing began; result operations override it
     /// (a stored result). Callers hold `lock`.
@@ -189,8 +216,50 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     final func finishLifecycle(_ updateLocked: () -> (() -> Void)? = { nil }) {
         let (stored, claim) = lock.withCriticalSection { (updateLocked(), lifecycle.claimFinish()) }
         stored?()
-        guard case .notify(let wasExecuting) = claim else { return }
-        sendFinishNotifications(wasExecuting: wasExecuting)
+        perform(claim)
+    }
+
+    /// Finishes the operation without running its work, because an upstream failed: records
+    /// `error` as ``upstreamFailure`` (a result operation also stores it as its result where its
+    /// `Failure` can express it) and finishes — at once when the operation is executing, when it
+    /// starts otherwise.
+    ///
+    /// The first outcome wins: when the operation was cancelled or has a result already, `error`
+    /// is not recorded, but the operation still finishes. With `onlyIfPending`, nothing happens
+    /// once the operation has started (its work may be running and will finish it).
+    final func finishWithoutRunning(reporting error: UpstreamFailedError, onlyIfPending: Bool) {
+        let (stored, claim) = lock.withCriticalSection { () -> ((() -> Void)?, LifecycleStateMachine.FinishClaim) in
+            if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore) }
+            var stored: (() -> Void)?
+            if !lifecycle.isFinishingOrFinished, !lifecycle.isCancellationRecorded, !outcomeDecidedLocked {
+                storedUpstreamFailure = error
+                stored = storeUpstreamFailureLocked(error)
+            }
+            return (stored, lifecycle.claimFinish())
+        }
+        stored?()
+        perform(claim)
+    }
+
+    /// Stores what a result operation reports for `error` (see ``finishWithoutRunning(reporting:onlyIfPending:)``).
+    /// Callers hold `lock`. Returns work to do once the lock is released.
+    func storeUpstreamFailureLocked(_ error: UpstreamFailedError) -> (() -> Void)? { nil }
+
+    /// Whether the finished operation counts as failed for the package's scheduling: cancelled,
+    /// or stopped by an upstream failure. Result operations also count a failure result.
+    var finishedUnsuccessfully: Bool {
+        lock.withCriticalSection { lifecycle.isCancellationRecorded || storedUpstreamFailure != nil }
+    }
+
+    private func perform(_ claim: LifecycleStateMachine.FinishClaim) {
+        switch claim {
+        case .notify(let wasExecuting):
+            sendFinishNotifications(wasExecuting: wasExecuting)
+        case .deferredUntilStart(let decided):
+            resumeDecided(decided)
+        case .ignore:
+            break
+        }
     }
 
     private func sendFinishNotifications(wasExecuting: Bool) {
@@ -203,7 +272,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             }
             // Suspended tasks first: `isFinished` is already `true` for them, and they resume
             // while the queue does its own bookkeeping below — as a hand-written callback would.
-            for case (_, .waiter(let continuation)) in observers {
+            for case (_, .waiter(let continuation, _)) in observers {
                 continuation.resume(returning: true)
             }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
@@ -236,20 +305,42 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         lock.withCriticalSection { lifecycle.addObserver(callback) }
     }
 
-    /// Suspends until the operation has finished (`true`) or ``cancelWait(_:)`` was called with
-    /// `id` (`false`). The continuation is resumed exactly once, whichever comes first — even
-    /// when the cancellation comes before the suspension.
-    func waitForFinish(_ id: LifecycleStateMachine.ObserverID) async -> Bool {
+    /// Suspends until the operation has finished — or, with `decision`, until its outcome is
+    /// decided before it started — (`true`), or until ``cancelWait(_:)`` was called with `id`
+    /// (`false`). The continuation is resumed exactly once, whichever comes first — even when
+    /// the cancellation comes before the suspension.
+    func waitForFinish(_ id: LifecycleStateMachine.ObserverID, decision: Bool) async -> Bool {
         await withUnsafeContinuation { continuation in
-            let immediate = lock.withCriticalSection { lifecycle.installWaiter(id, continuation) }
+            let immediate = lock.withCriticalSection { lifecycle.installWaiter(id, continuation, decision: decision) }
             if let immediate { continuation.resume(returning: immediate) }
         }
     }
 
-    /// An identifier for ``waitForFinish(_:)`` and ``cancelWait(_:)``, or `nil` when the
-    /// operation has already finished (there is nothing to wait for).
-    func reserveWaitID() -> LifecycleStateMachine.ObserverID? {
-        lock.withCriticalSection { lifecycle.isFinished ? nil : lifecycle.reserveObserverID() }
+    /// An identifier for ``waitForFinish(_:decision:)`` and ``cancelWait(_:)``, or `nil` when
+    /// there is nothing to wait for: the operation has finished — or, with `decision`, its
+    /// outcome was decided before it started.
+    func reserveWaitID(decision: Bool) -> LifecycleStateMachine.ObserverID? {
+        lock.withCriticalSection {
+            let final = lifecycle.isFinished || (decision && lifecycle.isDecidedWhilePending)
+            return final ? nil : lifecycle.reserveObserverID()
+        }
+    }
+
+    /// Decides how the package hands the operation to `queue`; see
+    /// `LifecycleStateMachine.admit(to:listed:)`. Thread-safe.
+    func admit(to queue: OperationQueue, listed: Bool?) -> LifecycleStateMachine.Admission {
+        lock.withCriticalSection { lifecycle.admit(to: queue, listed: listed) }
+    }
+
+    /// Whether other code may have added the pending operation to a queue: the package did not,
+    /// and something asked whether it is ready. Thread-safe.
+    var mayBeQueuedByOtherCode: Bool {
+        lock.withCriticalSection { lifecycle.mayBeQueuedByOtherCode }
+    }
+
+    /// The queue the package added the operation to (or found it in), while it exists.
+    var admittedQueue: OperationQueue? {
+        lock.withCriticalSection { lifecycle.admittedQueue }
     }
 
     /// Ends the wait `id` with `false`, unless it has already ended.

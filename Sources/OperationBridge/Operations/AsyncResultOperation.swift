@@ -115,14 +115,30 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// Marks the operation cancelled and stores `failure` (unless a result exists), in one step
     /// under the lock — or does neither when the operation has already begun to finish.
     private func recordCancellation(storing failure: Failure?) {
-        let deferred = lock.withCriticalSection { () -> (() -> Void)? in
-            guard recordCancellationLocked(), let failure, storedResult == nil else { return nil }
-            return setResultLocked(.failure(failure))
+        let (onResult, decided) = lock.withCriticalSection {
+            () -> ((() -> Void)?, [LifecycleStateMachine.Waiter]) in
+            let cancellation = recordCancellationLocked()
+            guard cancellation.recorded, let failure, storedResult == nil else { return (nil, cancellation.decided) }
+            return (setResultLocked(.failure(failure)), cancellation.decided)
         }
-        deferred?()
+        onResult?()
+        resumeDecided(decided)
     }
 
     override var outcomeDecidedLocked: Bool { storedResult != nil }
+
+    override func storeUpstreamFailureLocked(_ error: UpstreamFailedError) -> (() -> Void)? {
+        guard let failure = FailureConversion.upstreamFailure(error, as: Failure.self) else { return nil }
+        return setResultLocked(.failure(failure))
+    }
+
+    override var finishedUnsuccessfully: Bool {
+        switch result {
+        case .success: false
+        case .failure: true
+        case nil: super.finishedUnsuccessfully
+        }
+    }
 
     /// Stores `result` unless a result exists, the operation is already finishing, or it was
     /// cancelled (a cancelled operation ends with its cancellation failure, or without a result
@@ -183,7 +199,9 @@ extension AsyncResultOperation: ChainedInputProviding {
             guard Success.self is Input.Type else { return .notProvided }
             return .unavailable(upstreamError(cancelled ? .cancelled : .failed(error)))
         case nil:
-            guard Success.self is Input.Type, cancelled else { return .notProvided }
+            guard Success.self is Input.Type else { return .notProvided }
+            if let upstream = upstreamFailure { return .unavailable(upstreamError(.failed(upstream))) }
+            guard cancelled else { return .notProvided }
             return .unavailable(upstreamError(.cancelled))
         }
     }

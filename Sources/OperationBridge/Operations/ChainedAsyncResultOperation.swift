@@ -81,19 +81,8 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     override func prepareToRun() -> Bool {
         guard case .unavailable(let error) = resolveInput() else { return true }
         if upstreamFailurePolicy == .runWithoutInput { return true }
-        finish(reporting: error)
+        finishWithoutRunning(reporting: error, onlyIfPending: false)
         return false
-    }
-
-    /// Finishes without running: with `error` converted to `Failure`, or cancelled without a
-    /// result when `Failure` can express neither it nor cancellation.
-    final func finish(reporting error: UpstreamFailedError) {
-        if let failure = FailureConversion.upstreamFailure(error, as: Failure.self) {
-            finish(with: .failure(failure))
-        } else {
-            cancel()
-            finish()
-        }
     }
 
     /// Resolves and stores the input. Returns how it went.

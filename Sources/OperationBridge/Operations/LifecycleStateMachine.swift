@@ -1,4 +1,7 @@
-/// The lifecycle of an ``AsyncOperation``: pending → executing → finished.
+import Foundation
+
+/// The lifecycle of an ``AsyncOperation``: pending → executing → finished, with its cancellation,
+/// its awaiters, and what the package knows of its queue.
 ///
 /// The machine is a plain value: ``AsyncOperation`` keeps it under its lock, calls one
 /// mutating method per event, and performs the returned action (KVO-style notifications,
@@ -6,8 +9,10 @@
 struct LifecycleStateMachine {
     /// A callback run once, after the operation has finished.
     typealias FinishObserver = @Sendable () -> Void
+    /// A suspended task; resumed with `true` (the outcome is final) or `false` (it gave up).
+    typealias Waiter = UnsafeContinuation<Bool, Never>
 
-    /// Identifies a registered ``FinishObserver`` so it can be removed again.
+    /// Identifies a registered observer or waiter so it can be removed again.
     struct ObserverID: Hashable, Sendable {
         fileprivate let rawValue: UInt64
     }
@@ -26,16 +31,28 @@ struct LifecycleStateMachine {
         case finished
     }
 
+    /// What waits for the operation.
+    enum Observer {
+        /// A callback to call once the operation has finished.
+        case callback(FinishObserver)
+        /// A suspended task. With `decision`, it is also resumed as soon as the outcome is decided
+        /// while the operation is pending (cancelled or finished before it started: the work will
+        /// never run, so the result can no longer change).
+        case waiter(Waiter, decision: Bool)
+    }
+
     private var state: State = .pending
     /// `finish()` was called before the operation had been started; honoured by `start()`.
     private var finishRequested = false
-    /// Someone waiting for the operation to finish.
-    enum Observer {
-        /// A callback to call.
-        case callback(FinishObserver)
-        /// A suspended task to resume with `true` (finished) or `false` (its wait was cancelled).
-        case waiter(UnsafeContinuation<Bool, Never>)
-    }
+    /// `cancel()` won: it came before the outcome was decided.
+    private(set) var isCancellationRecorded = false
+    /// Someone asked the operation whether it is ready. Queues do when an operation is added
+    /// (see ``admit(to:listed:)``).
+    private var readinessQueried = false
+    /// The package added the operation to a queue, or found it in one.
+    private var admitted = false
+    /// That queue, while it exists.
+    private(set) weak var admittedQueue: OperationQueue?
 
     private var observers: [(id: ObserverID, observer: Observer)] = []
     private var nextObserverID: UInt64 = 0
@@ -69,6 +86,13 @@ struct LifecycleStateMachine {
         return true
     }
 
+    /// Not started, and cancelled or finished already: it will finish without running, and its
+    /// outcome can no longer change.
+    var isDecidedWhilePending: Bool {
+        guard case .pending = state else { return false }
+        return isCancellationRecorded || finishRequested
+    }
+
     // MARK: Events
 
     enum StartAction {
@@ -81,10 +105,10 @@ struct LifecycleStateMachine {
         case finishWithoutRunning
     }
 
-    mutating func start(isCancelled: Bool) -> StartAction {
+    mutating func start() -> StartAction {
         switch state {
         case .pending:
-            if isCancelled || finishRequested {
+            if isCancellationRecorded || finishRequested {
                 state = .finishing(wasExecuting: false)
                 return .finishWithoutRunning
             }
@@ -104,20 +128,36 @@ struct LifecycleStateMachine {
         return finishRequested
     }
 
+    /// Records a cancellation unless the outcome is already decided.
+    ///
+    /// - Parameter outcomeDecided: A result operation already stored its result.
+    /// - Returns: Whether the operation counts as cancelled (now or from before), and the
+    ///   waiters to resume with `true` because the outcome was decided while pending.
+    mutating func recordCancellation(outcomeDecided: Bool) -> (recorded: Bool, decided: [Waiter]) {
+        if isCancellationRecorded { return (true, []) }
+        guard !isFinishingOrFinished, !outcomeDecided else { return (false, []) }
+        isCancellationRecorded = true
+        return (true, takeDecisionWaiters())
+    }
+
     enum FinishClaim {
         /// Send the notifications, then call ``completeFinish()``.
         case notify(wasExecuting: Bool)
-        /// Not started yet: the request is recorded and honoured when the operation starts.
-        case deferredUntilStart
+        /// Not started yet: the request is recorded and honoured when the operation starts. The
+        /// waiters to resume with `true`: the outcome is decided.
+        case deferredUntilStart(decided: [Waiter])
         /// Already finishing or finished: nothing to do.
         case ignore
     }
 
     mutating func claimFinish() -> FinishClaim {
         switch state {
-        case .pending, .starting:
+        case .pending:
             finishRequested = true
-            return .deferredUntilStart
+            return .deferredUntilStart(decided: takeDecisionWaiters())
+        case .starting:
+            finishRequested = true
+            return .deferredUntilStart(decided: [])
         case .executing:
             state = .finishing(wasExecuting: true)
             return .notify(wasExecuting: true)
@@ -137,6 +177,49 @@ struct LifecycleStateMachine {
         return observers
     }
 
+    // MARK: Queue admission
+
+    /// Queues ask `isReady` when an operation is added to them (Linux's `OperationQueue` does so
+    /// inside `addOperation(_:)`; Darwin's implementation is the same design).
+    mutating func noteReadinessQueried() {
+        readinessQueried = true
+    }
+
+    /// What the package should do to have the operation run in `queue`.
+    enum Admission {
+        /// Started or finished: only await it.
+        case started
+        /// Pending in a queue already (`queue`, when the package knows which and it still exists):
+        /// await it, never add it again.
+        case pending(in: OperationQueue?)
+        /// Claimed for `queue`: add it now.
+        case add
+        /// Nobody added it through the package, but something asked whether it is ready (maybe a
+        /// queue, through your own `addOperation(_:)`): look whether `queue` lists it, and ask
+        /// again with `listed`.
+        case lookInList
+    }
+
+    /// Pending, not admitted by the package, and something asked whether it is ready.
+    var mayBeQueuedByOtherCode: Bool {
+        guard case .pending = state else { return false }
+        return !admitted && readinessQueried
+    }
+
+    /// Decides how the package hands the operation to `queue`, claiming it when it must be added.
+    ///
+    /// - Parameter listed: Whether `queue` lists the operation, when the caller has looked.
+    mutating func admit(to queue: OperationQueue, listed: Bool?) -> Admission {
+        guard case .pending = state else { return .started }
+        if admitted { return .pending(in: admittedQueue) }
+        if readinessQueried && listed == nil { return .lookInList }
+        admitted = true
+        admittedQueue = queue
+        return listed == true ? .pending(in: queue) : .add
+    }
+
+    // MARK: Observers and waiters
+
     /// Registers `callback` to run once the operation has finished.
     ///
     /// - Returns: The observer's identifier, or `nil` when the operation has already finished
@@ -148,34 +231,37 @@ struct LifecycleStateMachine {
         return id
     }
 
-    /// A fresh identifier for a waiter that will be installed with ``installWaiter(_:_:)``.
+    /// A fresh identifier for a waiter that will be installed with ``installWaiter(_:_:decision:)``.
     mutating func reserveObserverID() -> ObserverID {
         defer { nextObserverID &+= 1 }
         return ObserverID(rawValue: nextObserverID)
     }
 
-    /// Stores a suspended task until the operation finishes.
+    /// Stores a suspended task until the operation finishes (or, with `decision`, until its
+    /// outcome is decided while pending).
     ///
-    /// - Returns: The value to resume the continuation with at once (`true`: already finished;
-    ///   `false`: this wait was cancelled before it was installed), or `nil` when it was stored.
-    mutating func installWaiter(_ id: ObserverID, _ continuation: UnsafeContinuation<Bool, Never>) -> Bool? {
+    /// - Returns: The value to resume the continuation with at once (`true`: the outcome is
+    ///   final; `false`: this wait was cancelled before it was installed), or `nil` when it was
+    ///   stored.
+    mutating func installWaiter(_ id: ObserverID, _ continuation: Waiter, decision: Bool) -> Bool? {
         if case .finished = state { return true }
         if let index = cancelledWaiters.firstIndex(of: id) {
             cancelledWaiters.remove(at: index)
             return false
         }
-        observers.append((id, .waiter(continuation)))
+        if decision && isDecidedWhilePending { return true }
+        observers.append((id, .waiter(continuation, decision: decision)))
         return nil
     }
 
     /// Cancels the wait `id`.
     ///
     /// - Returns: The continuation to resume with `false`, when it was stored. When it was not
-    ///   installed yet, the cancellation is remembered for ``installWaiter(_:_:)``; when the
-    ///   operation has finished, the waiter was already resumed and nothing happens.
-    mutating func cancelWaiter(_ id: ObserverID) -> UnsafeContinuation<Bool, Never>? {
+    ///   installed yet, the cancellation is remembered for ``installWaiter(_:_:decision:)``; when
+    ///   the waiter was already resumed, nothing happens.
+    mutating func cancelWaiter(_ id: ObserverID) -> Waiter? {
         if let index = observers.firstIndex(where: { $0.id == id }) {
-            guard case .waiter(let continuation) = observers.remove(at: index).observer else {
+            guard case .waiter(let continuation, _) = observers.remove(at: index).observer else {
                 preconditionFailure("Internal inconsistency: observer \(id) is not a waiter")
             }
             return continuation
@@ -191,5 +277,16 @@ struct LifecycleStateMachine {
         guard let index = observers.firstIndex(where: { $0.id == id }) else { return false }
         observers.remove(at: index)
         return true
+    }
+
+    /// Removes and returns the waiters that want the decision.
+    private mutating func takeDecisionWaiters() -> [Waiter] {
+        var decided: [Waiter] = []
+        observers.removeAll { entry in
+            guard case .waiter(let continuation, decision: true) = entry.observer else { return false }
+            decided.append(continuation)
+            return true
+        }
+        return decided
     }
 }

@@ -85,6 +85,7 @@ final class GraphScheduler: @unchecked Sendable {
     /// Starts scheduling. Call it once. `onFinish` is called for every node as it finishes.
     func start(onFinish: @escaping FinishHandler) {
         retainStepsUntilOutsideDependenciesFinish()
+        admitStepsListedInTheQueue()
         let ready = lock.withCriticalSection {
             self.onFinish = onFinish
             return machine.start()
@@ -103,6 +104,18 @@ final class GraphScheduler: @unchecked Sendable {
         for (node, dependency) in outsideDependencies where !dependency.isFinished {
             let step = operations[node]
             _ = FinishObservation.observe(dependency) { withExtendedLifetime(step) {} }
+        }
+    }
+
+    /// Finds the steps that are already pending in the queue — added with your own
+    /// `addOperation(_:)`, say — so that they are awaited, never added again. One look at the
+    /// queue's list for the whole set, and only when some step may be in it (see
+    /// `OperationQueue.mayBeListedByOtherCode(_:)`); later launches do not look again.
+    private func admitStepsListedInTheQueue() {
+        guard let queue, operations.contains(where: OperationQueue.mayBeListedByOtherCode) else { return }
+        let listed = Set(queue.operations.map(ObjectIdentifier.init))
+        for operation in operations where listed.contains(ObjectIdentifier(operation)) {
+            queue.admit(operation, listed: true, releasingForeignClaimOnFinish: false)
         }
     }
 
@@ -153,16 +166,16 @@ final class GraphScheduler: @unchecked Sendable {
         }
     }
 
-    /// Observes the node's operation and adds it to the queue unless it has started already.
-    /// Returns `false` when the operation had already finished (nothing was observed).
+    /// Observes the node's operation and admits it to the queue: added unless it has started or
+    /// is pending in a queue already. Returns `false` when the operation had already finished
+    /// (nothing was observed).
     private func observeAndEnqueue(_ node: Int) -> Bool {
         let operation = operations[node]
         // Strong: the scheduler must outlive its handle until every step has finished. The
         // observer is dropped when the operation finishes, so no cycle outlives the work.
         guard FinishObservation.observe(operation, { self.nodeFinished(node) }) != nil else { return false }
-        if let queue, !operation.hasBeenStarted {
-            queue.addOperation(operation)
-        }
+        // The list was looked at once, at the start.
+        queue?.admit(operation, listed: false, releasingForeignClaimOnFinish: false)
         return true
     }
 
@@ -170,6 +183,7 @@ final class GraphScheduler: @unchecked Sendable {
         // Iterative, so that long runs of already-finished operations do not recurse.
         var pending = [node]
         while let node = pending.popLast() {
+            OperationQueue.releaseForeignClaim(on: operations[node])
             let failed = operations[node].stepFailed
             // Asked outside the lock: it reads the operations' own state.
             let reporting =

@@ -101,19 +101,19 @@ public final class Pipeline: Sendable {
     ) async -> Result<Success, Failure>? {
         start()
         return await withTaskCancellationHandler {
-            _ = await OperationWaiter.waitForFinish(of: step, onTaskCancellation: .cancelOperation)
+            _ = await OperationWaiter.waitForFinish(of: step, until: .outcome, onTaskCancellation: .cancelOperation)
             return step.result
         } onCancel: {
             cancel()
         }
     }
 
-    /// Starts the pipeline if needed and returns the success value of `step` once it has
-    /// finished.
+    /// Starts the pipeline if needed and returns the success value of `step` once its outcome
+    /// is final.
     ///
-    /// - Throws: The step's typed failure — for a chained step whose upstream failed, the
-    ///   ``UpstreamFailedError``-based failure that names it; `Failure.cancellation` when it
-    ///   ended cancelled.
+    /// - Throws: The step's typed failure — for a step that an upstream failure kept from running,
+    ///   the ``UpstreamFailedError``-based failure that names the root cause (see
+    ///   ``UpstreamFailureRepresentable``); `Failure.cancellation` when it ended cancelled.
     ///
     /// ## Cancellation
     /// The awaiting task owns the pipeline: cancelling it cancels the pipeline, and the task
@@ -121,24 +121,43 @@ public final class Pipeline: Sendable {
     public func value<Success: Sendable, Failure: CancellationRepresentable>(
         of step: AsyncResultOperation<Success, Failure>
     ) async throws(Failure) -> Success {
-        try await value(of: step, cancellation: .cancellation)
+        try await value(of: step, mapping: .own)
     }
 
     /// The success value of a step whose `Failure` is `any Error`; see ``value(of:)-(AsyncResultOperation<Success,Failure>)``.
+    ///
+    /// - Throws: The step's failure; the ``UpstreamFailedError`` when an upstream failure kept it
+    ///   from running; `CancellationError` when it ended cancelled.
     public func value<Success: Sendable>(of step: AsyncResultOperation<Success, any Error>) async throws -> Success {
-        try await value(of: step, cancellation: CancellationError())
+        try await value(of: step, mapping: .untyped)
     }
 
-    private func value<Success: Sendable, Failure>(
+    /// The success value of a step whose `Failure` can express neither cancellation nor an
+    /// upstream failure; see ``value(of:)-(AsyncResultOperation<Success,Failure>)``.
+    ///
+    /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled``, or
+    ///   ``OperationFailure/upstreamFailed(_:)`` naming the step that failed first upstream.
+    public func value<Success: Sendable, Failure>(
+        of step: AsyncResultOperation<Success, Failure>
+    ) async throws(OperationFailure<Failure>) -> Success {
+        try await value(of: step, mapping: .wrapped)
+    }
+
+    /// The value of a step that cannot fail; `nil` when it ended without one (cancelled, or kept
+    /// from running by an upstream failure). See ``value(of:)-(AsyncResultOperation<Success,Failure>)``.
+    public func value<Success: Sendable>(of step: AsyncResultOperation<Success, Never>) async -> Success? {
+        try? await value(of: step, mapping: .wrapped)
+    }
+
+    private func value<Success: Sendable, Failure, Thrown>(
         of step: AsyncResultOperation<Success, Failure>,
-        cancellation: Failure
-    ) async throws(Failure) -> Success {
+        mapping: FailureMapping<Failure, Thrown>
+    ) async throws(Thrown) -> Success {
         start()
         // `withTaskCancellationHandler` is untyped-rethrowing; carry the typed error out in a Result.
-        let result = await withTaskCancellationHandler { () async -> Result<Success, Failure> in
-            do throws(Failure) {
-                let value = try await step.awaitValue(onTaskCancellation: .cancelOperation, cancellation: cancellation)
-                return .success(value)
+        let result = await withTaskCancellationHandler { () async -> Result<Success, Thrown> in
+            do throws(Thrown) {
+                return .success(try await step.awaitValue(onTaskCancellation: .cancelOperation, mapping: mapping))
             } catch {
                 return .failure(error)
             }

@@ -1,27 +1,11 @@
 import Foundation
 
-/// How the scheduler learns whether a finished step failed.
-protocol PipelineStepReporting: AnyObject {
-    /// Whether the finished step failed: a failure result, or cancelled without a result.
-    var resultFailed: Bool { get }
-}
-
 /// Steps that, when an upstream they take input from failed, report it in their own result
 /// instead of needing to be cancelled.
 protocol UpstreamFailureHandling: AnyObject {
     /// Whether this step, not started yet, will report the failure of `upstream` (a finished,
     /// failed dependency) in its own result, because its input would come from it.
     func reportsFailure(of upstream: Operation) -> Bool
-}
-
-extension AsyncResultOperation: PipelineStepReporting {
-    var resultFailed: Bool {
-        switch result {
-        case .success: false
-        case .failure: true
-        case nil: isCancelled
-        }
-    }
 }
 
 extension ChainedAsyncResultOperation: UpstreamFailureHandling {
@@ -44,7 +28,7 @@ extension ChainedAsyncResultOperation: UpstreamFailureHandling {
 extension Operation {
     /// Whether the finished operation counts as failed for scheduling purposes.
     var stepFailed: Bool {
-        if let step = self as? any PipelineStepReporting { return step.resultFailed }
+        if let operation = self as? AsyncOperation { return operation.finishedUnsuccessfully }
         return isCancelled
     }
 

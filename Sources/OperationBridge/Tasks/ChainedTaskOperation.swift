@@ -52,7 +52,7 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
     public override func main() {
         guard let input else {
             let missing = UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
-            return finish(reporting: missing)
+            return finishWithoutRunning(reporting: missing, onlyIfPending: false)
         }
         runAttachedWork { [body] () async throws(Failure) -> Output in try await body(input) }
     }
@@ -107,7 +107,7 @@ extension OperationQueue {
     ) -> TaskOperation<Success, Failure> {
         let operation = TaskOperation(body)
         if let qualityOfService { operation.qualityOfService = qualityOfService }
-        addOperation(operation)
+        admit(operation)
         return operation
     }
 }

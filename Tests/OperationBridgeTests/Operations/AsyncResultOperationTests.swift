@@ -121,7 +121,10 @@ struct AsyncResultOperationTests {
             resultAfterCancel = Outcome(operation.result)
             gate.open()
         }
+        // Cancelled before it started, the outcome is decided: `outcome` may answer before the
+        // queue has finished the operation; the final state is read once it has.
         let awaited = Outcome(await operation.outcome)
+        try? await operation.waitForCompletion()
         return CancellationObservation(
             resultAfterCancel: resultAfterCancel,
             finalResult: Outcome(operation.result),

@@ -173,6 +173,8 @@ struct ChainedAsyncResultOperationTests {
 
         var ending: Ending
         var upstreamError: UpstreamFailedError?
+        /// The cause the operation keeps (`upstreamFailure`), whatever its `Failure` could express.
+        var upstreamCause: UpstreamFailedError?
         var state: LifecycleSnapshot
         var mainCalls: Int
     }
@@ -225,15 +227,21 @@ struct ChainedAsyncResultOperationTests {
         #expect(!observed.state.isExecuting)
     }
 
+    /// Only a real cancellation reads as one: a step stopped by its upstream has no result when
+    /// its `Failure` can express nothing, is not cancelled, and keeps the cause.
     @Test(arguments: UpstreamEnding.allCases, Connection.allCases)
-    func withNothingExpressibleTheOperationEndsCancelledWithoutResult(
+    func withNothingExpressibleTheOperationEndsWithoutResultKeepingTheCause(
         upstream: UpstreamEnding,
         connection: Connection
     ) async throws {
-        let observed = await runDownstream(of: upstream, connection: connection, failure: PlainError.self)
+        let observed = await runDownstream(of: upstream, connection: connection, failure: PlainError.self) {
+            _ in nil
+        }
         #expect(observed.ending == .noResult)
         #expect(observed.mainCalls == 0)
-        #expect(observed.state == .cancelledFinished)
+        #expect(observed.state == .finished)
+        let cause = try #require(observed.upstreamCause)
+        #expect(Self.describe(cause.reason) == upstream.expectedReason)
     }
 
     @Test(arguments: UpstreamEnding.allCases, Connection.allCases)
@@ -378,6 +386,7 @@ struct ChainedAsyncResultOperationTests {
         return PolicyObservation(
             ending: ending,
             upstreamError: carried,
+            upstreamCause: chained.upstreamFailure,
             state: chained.lifecycleSnapshot,
             mainCalls: chained.mainCalls.value
         )
@@ -388,6 +397,36 @@ struct ChainedAsyncResultOperationTests {
         case .failed(let error): "failed(\(Outcome.describe(error)))"
         case .cancelled: "cancelled"
         case .noInput: "noInput"
+        }
+    }
+
+    /// A failed upstream that cancels `victim` the moment the victim, resolving its input, asks
+    /// whether the upstream was cancelled: the victim is cancelled while it is executing but
+    /// before its `main()` would run.
+    final class CancellingUpstream: AsyncResultOperation<Int, PlainError>, @unchecked Sendable {
+        weak var victim: Operation?
+        override var isCancelled: Bool {
+            if isFinished { victim?.cancel() }
+            return super.isCancelled
+        }
+        override func main() { finish(with: .failure(.boom(5))) }
+    }
+
+    @Test("Cancelled while resolving a failed upstream's input, the operation still finishes")
+    func cancelledWhileResolvingItsInputStillFinishes() async throws {
+        for connection in Connection.allCases {
+            let upstream = CancellingUpstream()
+            let chained = ChainedProbe<Int, PlainError>(body: Self.passThrough(.boom(0)))
+            upstream.victim = chained
+            switch connection {
+            case .typed: chained.takeInput(from: upstream)
+            case .classic: chained.addDependency(upstream)
+            }
+            let queue = OperationQueue()
+            queue.addOperationsWithoutWaiting([upstream, chained])
+            try await chained.waitForCompletion()
+            #expect(chained.lifecycleSnapshot == .cancelledFinished)
+            #expect(chained.mainCalls.value == 0)
         }
     }
 }

@@ -419,10 +419,11 @@ struct ClassicCompatibilityTests {
         #expect(summary(unfurlOperation.result) == "failure(missingRedirectURL)")
         switch policy {
         case .fail:
-            // Its error type expresses neither an upstream failure nor cancellation, so it is
-            // cancelled — through its own `cancel()` override, which records `.canceled`.
-            #expect(summary(fetchTitleOperation.result) == "failure(canceled)")
-            #expect(fetchTitleOperation.isCancelled)
+            // Its error type expresses neither an upstream failure nor cancellation: it finishes
+            // without running and without a result, not cancelled, and keeps the cause.
+            #expect(fetchTitleOperation.result == nil)
+            #expect(!fetchTitleOperation.isCancelled)
+            #expect(fetchTitleOperation.upstreamFailure?.rootFailure.map { "\($0)" } == "missingRedirectURL")
             #expect(service.titleRequests.value == 0)
         case .runWithoutInput:
             // The classic behaviour: `main()` runs without an input.

@@ -339,6 +339,9 @@ struct LifecycleStressTests {
 
         // The operation has been started and offered a result: it finishes.
         let final = Outcome(await operation.outcome)
+        // A decided outcome is answered before the operation has finished; the state is read
+        // once it has.
+        try? await operation.waitForCompletion()
         var problems: [String] = []
         if !allowed.contains(final) { problems.append("result \(final) is none of \(allowed)") }
         if final == .none && !operation.isCancelled { problems.append("no result, yet not cancelled") }

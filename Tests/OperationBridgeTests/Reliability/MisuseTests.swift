@@ -49,14 +49,27 @@ import Testing
         }
     }
 
-    @Test func runOnAnOperationPendingInAQueueTraps() async {
-        await #expect(processExitsWith: .failure) {
-            let queue = OperationQueue()
-            queue.isSuspended = true
-            let operation = CountingOperation()
-            queue.addOperation(operation)
-            _ = try? await queue.run(operation)  // Foundation traps: it is queued already
-        }
+    @Test("run on an operation you already added to the queue awaits it; it is not added twice")
+    func runOnAnOperationPendingInTheQueueAwaitsIt() async throws {
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let operation = CountingOperation()
+        queue.addOperation(operation)  // your own addOperation: the queue asks whether it is ready
+        let answer = Task { try await queue.run(operation) }
+        queue.isSuspended = false
+        #expect(try await answer.value == 1)
+        #expect(operation.mainCalls.all.count == 1)
+    }
+
+    @Test("run on another queue than the one the package added the operation to awaits it there")
+    func runOnAnotherQueueAwaitsItWhereItIs() async throws {
+        let home = OperationQueue()
+        home.isSuspended = true
+        let elsewhere = OperationQueue()
+        let operation = home.addTask { () async throws(CancellationError) -> Int in 7 }
+        let answer = Task { try await elsewhere.run(operation) }
+        home.isSuspended = false
+        #expect(try await answer.value == 7)
     }
 
     @Test func cancellingInAStormNeverTrapsAndEndsOnce() async {

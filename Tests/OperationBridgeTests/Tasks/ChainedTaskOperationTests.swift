@@ -231,7 +231,9 @@ struct ChainedTaskOperationTests {
         #expect(!step.isCancelled)
     }
 
-    @Test func aFailureTypeThatCannotSayItEndsCancelledWithoutAResult() async throws {
+    /// `Never` can express neither the upstream failure nor cancellation: no result, but the
+    /// cause is kept, and the step does not read as cancelled.
+    @Test func aFailureTypeThatCannotSayItEndsWithoutAResultAndKeepsTheCause() async throws {
         let queue = OperationQueue()
         let upstream = ControlledOperation<Int, StepError>(.failure(.planned(1)))
         let ran = Guarded(false)
@@ -243,7 +245,8 @@ struct ChainedTaskOperationTests {
         queue.addOperation(step)
         try await step.waitForCompletion()
         #expect(step.result == nil)
-        #expect(step.isCancelled)
+        #expect(!step.isCancelled)
+        #expect(step.upstreamFailure?.rootFailure as? StepError == .planned(1))
         #expect(!ran.current)
     }
 

@@ -1,0 +1,98 @@
+/// Why awaiting an operation gave no value, for operations whose `Failure` cannot say it itself.
+///
+/// Most legacy error enums have no `cancelled` case, and adding one to a public enum breaks every
+/// exhaustive `switch` over it. Awaiting such an operation with `value` or `run` throws this
+/// wrapper instead, still typed: the operation's own failure, a cancellation, or the upstream
+/// failure that kept it from running.
+///
+/// ```swift
+/// enum LookupError: Error { case notFound }              // cannot express cancellation
+/// do {
+///     let record = try await queue.run(lookup)              // throws(OperationFailure<LookupError>)
+///     show(record)
+/// } catch .failed(.notFound) {
+///     showEmpty()
+/// } catch .cancelled {
+///     // the task, or someone else, cancelled the lookup
+/// } catch .upstreamFailed(let error) {
+///     log(error.rootFailure as Any)                      // what failed further up
+/// }
+/// ```
+///
+/// Operations whose `Failure` adopts ``CancellationRepresentable`` (or is `CancellationError` or
+/// `any Error`) throw their own `Failure` instead; operations whose `Failure` is `Never` answer
+/// an optional value.
+///
+/// It adopts ``CancellationRepresentable`` and ``UpstreamFailureRepresentable`` itself, so it can
+/// also serve as an operation's `Failure` type.
+public enum OperationFailure<Failure: Error>: Error {
+    /// The operation finished with this failure.
+    case failed(Failure)
+    /// The operation was cancelled — by you, its queue, a pipeline, or the awaiting task that
+    /// owned it — or the awaiting task stopped waiting.
+    case cancelled
+    /// The operation did not run because an operation it depends on failed or was cancelled;
+    /// ``UpstreamFailedError/rootFailure`` is the failure at the start of the chain.
+    case upstreamFailed(UpstreamFailedError)
+}
+
+extension OperationFailure: CancellationRepresentable {
+    /// ``cancelled``.
+    public static var cancellation: OperationFailure { .cancelled }
+}
+
+extension OperationFailure: UpstreamFailureRepresentable {
+    // The case ``upstreamFailed(_:)`` is the protocol's `upstreamFailed(_:)`.
+
+    /// The wrapped error, for ``upstreamFailed(_:)``; lets ``UpstreamFailedError/rootFailure``
+    /// look through this type.
+    public var upstreamFailure: UpstreamFailedError? {
+        guard case .upstreamFailed(let error) = self else { return nil }
+        return error
+    }
+}
+
+extension OperationFailure: CustomStringConvertible {
+    /// The failure, "cancelled", or the upstream failure's description.
+    public var description: String {
+        switch self {
+        case .failed(let failure): "\(failure)"
+        case .cancelled: "cancelled"
+        case .upstreamFailed(let error): error.description
+        }
+    }
+}
+
+/// How an awaiting API turns an operation that ended without a value into the error it throws.
+///
+/// One mapping per family of `Failure` types; every awaiting API (`value`, `run`, pipelines,
+/// results sequences) shares the same few, so they answer alike.
+struct FailureMapping<Failure: Error, Thrown: Error>: Sendable {
+    /// The operation's own failure.
+    let failed: @Sendable (Failure) -> Thrown
+    /// Cancelled without a result, or the awaiting task gave up.
+    let cancelled: @Sendable () -> Thrown
+    /// No result because an upstream failure kept the operation from running.
+    let upstreamFailed: @Sendable (UpstreamFailedError) -> Thrown
+}
+
+extension FailureMapping where Failure: CancellationRepresentable, Thrown == Failure {
+    /// The operation's own typed failure; its cancellation value otherwise.
+    static var own: Self {
+        FailureMapping(failed: { $0 }, cancelled: { .cancellation }, upstreamFailed: { _ in .cancellation })
+    }
+}
+
+extension FailureMapping where Failure == any Error, Thrown == any Error {
+    /// The operation's failure; `CancellationError` or the ``UpstreamFailedError`` otherwise.
+    static var untyped: Self {
+        FailureMapping(failed: { $0 }, cancelled: { CancellationError() }, upstreamFailed: { $0 })
+    }
+}
+
+extension FailureMapping where Thrown == OperationFailure<Failure> {
+    /// ``OperationFailure``.
+    static var wrapped: Self {
+        FailureMapping(failed: { .failed($0) }, cancelled: { .cancelled }, upstreamFailed: { .upstreamFailed($0) })
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+extension OperationQueue {
+    /// What ``admit(_:listed:releasingForeignClaimOnFinish:)`` did.
+    enum Admission {
+        /// The operation was added to this queue.
+        case added
+        /// The operation is pending in a queue already — this one, another one (when the package
+        /// knows which), or one the package cannot name. It was not added again.
+        case pending(in: OperationQueue?)
+        /// The operation has started or finished.
+        case started
+    }
+
+    /// Adds `operation` to this queue unless it has started or is already pending in a queue:
+    /// the one way the package hands an operation to a queue, so that it never adds one twice
+    /// (Foundation traps on that: "operations finished, executing or already in a queue cannot be
+    /// enqueued").
+    ///
+    /// - The package's operations remember that the package added them (a claim under their own
+    ///   lock, O(1)). An operation nobody ever asked `isReady` is in no queue: queues ask when an
+    ///   operation is added to them. Only when something asked does the package look whether this
+    ///   queue lists it — it may have been added with your own `addOperation(_:)`.
+    /// - Other operations are claimed in a small registry until the package sees them finish,
+    ///   and looked for in this queue's list first.
+    ///
+    /// An operation that you added to *another* queue yourself cannot be told apart from a fresh
+    /// one unless the package added it there; adding it here then traps in Foundation.
+    ///
+    /// - Parameters:
+    ///   - listed: Whether this queue lists the operation, when the caller has looked already
+    ///     (a scheduler looks once for all its steps); `nil` to let this call look when needed.
+    ///   - releasingForeignClaimOnFinish: For operations that are not the package's: release the
+    ///     registry's claim when the operation finishes by observing it (`true`), or leave it to
+    ///     the caller, which observes the operation anyway and calls
+    ///     ``releaseForeignClaim(on:)`` (`false`).
+    @discardableResult
+    func admit(
+        _ operation: Operation,
+        listed: Bool? = nil,
+        releasingForeignClaimOnFinish: Bool = true
+    ) -> Admission {
+        if let operation = operation as? AsyncOperation {
+            return admit(operation, listed: listed)
+        }
+        if operation.isExecuting || operation.isFinished { return .started }
+        guard ForeignAdmissions.shared.claim(operation) else { return .pending(in: nil) }
+        if releasingForeignClaimOnFinish {
+            let observation = FinishObservation.observe(operation) { ForeignAdmissions.shared.release(operation) }
+            if observation == nil { ForeignAdmissions.shared.release(operation) }
+        }
+        if listed ?? operations.contains(where: { $0 === operation }) { return .pending(in: self) }
+        if operation.isExecuting || operation.isFinished { return .started }
+        addOperation(operation)
+        return .added
+    }
+
+    /// Releases the registry's claim on an operation that is not the package's, once the caller
+    /// has seen it finish (see ``admit(_:listed:releasingForeignClaimOnFinish:)``).
+    static func releaseForeignClaim(on operation: Operation) {
+        guard !(operation is AsyncOperation) else { return }
+        ForeignAdmissions.shared.release(operation)
+    }
+
+    /// Whether the package may have to look in a queue's list to admit `operation`: it is not
+    /// started, and not known to be fresh (for the package's operations: nothing asked whether it
+    /// is ready) nor known to be pending.
+    static func mayBeListedByOtherCode(_ operation: Operation) -> Bool {
+        if let operation = operation as? AsyncOperation { return operation.mayBeQueuedByOtherCode }
+        return !operation.isExecuting && !operation.isFinished
+    }
+
+    private func admit(_ operation: AsyncOperation, listed: Bool?) -> Admission {
+        var decision = operation.admit(to: self, listed: listed)
+        if case .lookInList = decision {
+            let listed = operations.contains { $0 === operation }
+            decision = operation.admit(to: self, listed: listed)
+        }
+        switch decision {
+        case .add:
+            addOperation(operation)
+            return .added
+        case .pending(let queue):
+            return .pending(in: queue)
+        case .started:
+            return .started
+        case .lookInList:
+            preconditionFailure("Internal inconsistency: admission asked to look in the list twice")
+        }
+    }
+}
+
+/// The operations that are not the package's and that the package has added to a queue, until it
+/// has seen them finish: so that two of its paths (two pipelines sharing a glue `BlockOperation`,
+/// `runUntilFinished` racing a pipeline) never both add one.
+///
+/// Safety: `claimed` is only touched while holding `lock`. An operation is claimed only while
+/// it is alive and unfinished (the queue retains it), so its identifier is not reused meanwhile.
+final class ForeignAdmissions: @unchecked Sendable {
+    static let shared = ForeignAdmissions()
+
+    private let lock = NSLock()
+    private var claimed = Set<ObjectIdentifier>()
+
+    /// Claims `operation`. Returns `false` when it is claimed already.
+    func claim(_ operation: Operation) -> Bool {
+        lock.withCriticalSection { claimed.insert(ObjectIdentifier(operation)).inserted }
+    }
+
+    func release(_ operation: Operation) {
+        _ = lock.withCriticalSection { claimed.remove(ObjectIdentifier(operation)) }
+    }
+}

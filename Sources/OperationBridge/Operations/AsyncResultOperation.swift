@@ -207,6 +207,6 @@ extension AsyncResultOperation: ChainedInputProviding {
     }
 
     private func upstreamError(_ reason: UpstreamFailedError.Reason) -> UpstreamFailedError {
-        UpstreamFailedError(upstreamType: String(describing: type(of: self)), upstreamName: name, reason: reason)
+        UpstreamFailedError(describing: self, reason: reason)
     }
 }

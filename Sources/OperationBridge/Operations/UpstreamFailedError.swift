@@ -1,3 +1,5 @@
+import Foundation
+
 /// The failure of a chained operation whose upstream did not provide its input.
 ///
 /// By default (``UpstreamFailurePolicy/fail``) a ``ChainedAsyncResultOperation`` does not run
@@ -31,6 +33,11 @@ public struct UpstreamFailedError: Error, CustomStringConvertible {
         self.upstreamType = upstreamType
         self.upstreamName = upstreamName
         self.reason = reason
+    }
+
+    /// An error naming `operation` (its type and `name`) and what happened to it.
+    init(describing operation: Operation, reason: Reason) {
+        self.init(upstreamType: String(describing: type(of: operation)), upstreamName: operation.name, reason: reason)
     }
 
     /// The failure at the start of a chain of failed upstreams.

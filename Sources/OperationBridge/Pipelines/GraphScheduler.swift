@@ -11,6 +11,17 @@ import Foundation
 /// This is the one scheduling mechanism of the package: ``Pipeline``, the results sequences and
 /// the batch helpers all use it.
 ///
+/// ## Failures
+/// A step that fails (a failure result, or cancelled) stops the steps that depend on it, under
+/// ``PipelineFailurePolicy/cancelDependents``; under ``PipelineFailurePolicy/cancelAll`` it also
+/// cancels every step that does not depend on it. A stopped step does not run and reports the
+/// failure that stopped it — the root cause, passed on unchanged through any number of glue
+/// operations: the package's operations finish with ``AsyncOperation/upstreamFailure`` (and, where
+/// their `Failure` can express it, a result saying so); other operations can only be cancelled,
+/// and the scheduler remembers the cause for their own dependents. Chained steps that take their
+/// input from the failed step are left to report it themselves (their
+/// ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
+///
 /// Safety: all mutable state lives in `machine`, which is only touched while holding `lock`;
 /// queue calls, cancellations and callbacks run after the lock is released.
 final class GraphScheduler: @unchecked Sendable {
@@ -40,8 +51,8 @@ final class GraphScheduler: @unchecked Sendable {
     ///   - queue: Where ready operations are added; `nil` to only observe operations that are
     ///     already queued elsewhere.
     ///   - failurePolicy: What a failed step does to the others.
-    /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the dependencies inside the
-    ///   set form a cycle.
+    /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the dependencies form a
+    ///   cycle — inside the set, or through unfinished operations outside it.
     init(
         _ operations: [Operation],
         queue: OperationQueue?,
@@ -74,12 +85,49 @@ final class GraphScheduler: @unchecked Sendable {
         if let cycle = machine.nodesOnCycles() {
             throw .dependencyCycle(operations: cycle.map { unique[$0] })
         }
+        if let cycle = Self.cycleThroughOutsideOperations(unique, nodeOf: nodeOf, outside: outsideDependencies) {
+            throw .dependencyCycle(operations: cycle)
+        }
         self.operations = unique
         self.nodeOfPosition = positions
         self.dependents = machine.dependents
         self.outsideDependencies = outsideDependencies
         self.queue = queue
         self.machine = machine
+    }
+
+    /// The unfinished operations on or behind a cycle that passes through operations outside
+    /// the set (`a` in the set depends on `x` outside it, and `x` depends on `a`), or `nil`.
+    ///
+    /// Follows the dependencies of unfinished outside operations as far as they reach; cancelled
+    /// ones wait for nothing. Costs nothing when no step has an unfinished outside dependency.
+    private static func cycleThroughOutsideOperations(
+        _ steps: [Operation],
+        nodeOf: [ObjectIdentifier: Int],
+        outside: [(node: Int, dependency: Operation)]
+    ) -> [Operation]? {
+        var pending = outside.map(\.dependency).filter { !$0.isFinished }
+        guard !pending.isEmpty else { return nil }
+        // The graph of every unfinished operation reachable from the steps: steps first.
+        var index = nodeOf
+        var all = steps
+        while let operation = pending.popLast() {
+            let id = ObjectIdentifier(operation)
+            guard index[id] == nil else { continue }
+            index[id] = all.count
+            all.append(operation)
+            if !operation.isCancelled {
+                pending.append(contentsOf: operation.dependencies.filter { !$0.isFinished })
+            }
+        }
+        var dependencies = [[Int]](repeating: [], count: all.count)
+        for (position, operation) in all.enumerated() where !operation.isFinished && !operation.isCancelled {
+            dependencies[position] = operation.dependencies.compactMap { dependency in
+                dependency.isFinished ? nil : index[ObjectIdentifier(dependency)]
+            }
+        }
+        let cycle = GraphStateMachine(dependencies: dependencies, failurePolicy: .cancelDependents).nodesOnCycles()
+        return cycle.map { $0.map { all[$0] } }
     }
 
     /// Starts scheduling. Call it once. `onFinish` is called for every node as it finishes.
@@ -127,11 +175,10 @@ final class GraphScheduler: @unchecked Sendable {
         perform(action)
     }
 
-    /// The operation whose failure was the first to be recorded before the run was cancelled as
-    /// a whole, if any: under ``PipelineFailurePolicy/cancelAll``, the failure that stopped
-    /// everything else.
-    var firstFailedOperation: Operation? {
-        lock.withCriticalSection { machine.firstFailure.map { operations[$0] } }
+    /// The first step that failed on its own — not stopped because of another step's failure —
+    /// before the run was cancelled as a whole, and how it failed.
+    var firstFailure: (node: Int, reason: UpstreamFailedError.Reason)? {
+        lock.withCriticalSection { machine.firstFailure }
     }
 
     /// Suspends until every operation of the set has finished.
@@ -183,22 +230,22 @@ final class GraphScheduler: @unchecked Sendable {
         // Iterative, so that long runs of already-finished operations do not recurse.
         var pending = [node]
         while let node = pending.popLast() {
-            OperationQueue.releaseForeignClaim(on: operations[node])
-            let failed = operations[node].stepFailed
-            // Asked outside the lock: it reads the operations' own state.
-            let reporting =
-                failed ? dependents[node].filter { operations[$0].reportsFailure(ofUpstream: operations[node]) } : []
+            let operation = operations[node]
+            OperationQueue.releaseForeignClaim(on: operation)
+            // Read outside the lock: they ask the operations themselves.
+            let failure =
+                operation.stepFailed ? FinishedFailure(operation, dependents: dependents[node], in: operations) : nil
             let (action, handler, drained) = lock.withCriticalSection {
-                let action = machine.finished(node, failed: failed, reportedBy: reporting)
+                let action = machine.finished(node, failure: failure)
                 let drained = machine.unfinishedCount == 0 ? takeDrainWaitersLocked() : []
                 return (action, onFinish, drained)
             }
             guard let action else { continue }
             defer { for waiter in drained { waiter.fulfill(true) } }
-            // Report the node before cancelling the others because of it: an operation that
+            // Report the node before stopping the others because of it: an operation that
             // finishes inside `cancel()` must not be delivered before the failure that caused it.
             handler?(node)
-            for cancelled in action.cancel { operations[cancelled].cancel() }
+            perform(stops: action)
             for next in action.launch where !observeAndEnqueue(next) {
                 pending.append(next)
             }
@@ -206,13 +253,49 @@ final class GraphScheduler: @unchecked Sendable {
     }
 
     private func perform(_ action: GraphStateMachine.Action) {
-        for node in action.cancel { operations[node].cancel() }
+        perform(stops: action)
         launch(action.launch)
+    }
+
+    /// Cancels and stops the nodes the action names.
+    private func perform(stops action: GraphStateMachine.Action) {
+        for node in action.cancel { operations[node].cancel() }
+        for (node, cause) in action.stop {
+            if let operation = operations[node] as? AsyncOperation {
+                operation.finishWithoutRunning(reporting: cause, onlyIfPending: true)
+            } else {
+                operations[node].cancel()
+            }
+        }
+    }
+}
+
+/// What the scheduler learns of a step that finished unsuccessfully, read from the operations
+/// before it takes its lock.
+struct FinishedFailure {
+    /// How the step failed, when the failure is its own.
+    let reason: UpstreamFailedError.Reason
+    /// The error that stops its dependents when the scheduler did not stop the step itself: the
+    /// cause the step already reports (it was stopped by an upstream failure of its own), or
+    /// one naming the step.
+    let causeForDependents: UpstreamFailedError
+    /// Whether the step failed on its own, rather than because of an upstream failure.
+    let isOwnFailure: Bool
+    /// The dependents that report the failure themselves (chained steps taking their input
+    /// from the failed step).
+    let handledBy: [Int]
+
+    init(_ operation: Operation, dependents: [Int], in operations: [Operation]) {
+        reason = operation.failureReason
+        let upstream = (operation as? AsyncOperation)?.upstreamFailure
+        isOwnFailure = upstream == nil
+        causeForDependents = upstream ?? UpstreamFailedError(describing: operation, reason: reason)
+        handledBy = dependents.filter { operations[$0].reportsFailure(ofUpstream: operation) }
     }
 }
 
 /// The bookkeeping of ``GraphScheduler``: which nodes wait for how many dependencies, which are
-/// launched, which are finished.
+/// launched, which are finished, and which the scheduler cancelled or stopped, and why.
 struct GraphStateMachine {
     private enum Phase {
         /// Waiting for in-set dependencies.
@@ -223,10 +306,29 @@ struct GraphStateMachine {
         case finished
     }
 
+    /// What the scheduler did to a node, once, and why.
+    private enum Mark {
+        /// Cancelled: by ``GraphStateMachine/cancelAll()`` (no cause), or because another
+        /// step's failure stopped everything (``PipelineFailurePolicy/cancelAll``): the cause its
+        /// dependents report.
+        case cancelled(cause: UpstreamFailedError?)
+        /// Stopped because a step it depends on failed: it does not run and reports `cause`.
+        case stopped(cause: UpstreamFailedError)
+
+        var cause: UpstreamFailedError? {
+            switch self {
+            case .cancelled(let cause): cause
+            case .stopped(let cause): cause
+            }
+        }
+    }
+
     /// What the scheduler must do after the lock is released.
     struct Action {
         /// Nodes whose operations must be cancelled.
         var cancel: [Int] = []
+        /// Nodes whose operations must finish without running, reporting the cause.
+        var stop: [(node: Int, cause: UpstreamFailedError)] = []
         /// Nodes to observe and add to the queue.
         var launch: [Int] = []
     }
@@ -235,12 +337,12 @@ struct GraphStateMachine {
     let dependents: [[Int]]
     private var remaining: [Int]
     private var phase: [Phase]
-    private var markedCancelled: [Bool]
+    private var marks: [Mark?]
     private let failurePolicy: PipelineFailurePolicy
     private var cancelledAll = false
     private(set) var unfinishedCount: Int
-    /// The first node recorded as failed while the run had not been cancelled as a whole.
-    private(set) var firstFailure: Int?
+    /// The first node that failed on its own while the run had not been cancelled as a whole.
+    private(set) var firstFailure: (node: Int, reason: UpstreamFailedError.Reason)?
 
     init(dependencies: [[Int]], failurePolicy: PipelineFailurePolicy) {
         var dependents = Array(repeating: [Int](), count: dependencies.count)
@@ -254,7 +356,7 @@ struct GraphStateMachine {
         self.dependents = dependents
         self.remaining = remaining
         self.phase = Array(repeating: .waiting, count: dependencies.count)
-        self.markedCancelled = Array(repeating: false, count: dependencies.count)
+        self.marks = Array(repeating: nil, count: dependencies.count)
         self.failurePolicy = failurePolicy
         self.unfinishedCount = dependencies.count
     }
@@ -286,12 +388,9 @@ struct GraphStateMachine {
         return ready
     }
 
-    /// Records that `node` finished. Returns `nil` when it was already recorded.
-    ///
-    /// - Parameter reportedBy: When `node` failed, the dependents that report its failure in
-    ///   their own result (chained steps taking their input from it); the others are cancelled
-    ///   under ``PipelineFailurePolicy/cancelDependents``.
-    mutating func finished(_ node: Int, failed: Bool, reportedBy: [Int] = []) -> Action? {
+    /// Records that `node` finished — unsuccessfully when `failure` is given. Returns `nil`
+    /// when it was already recorded.
+    mutating func finished(_ node: Int, failure: FinishedFailure?) -> Action? {
         guard phase[node] != .finished else { return nil }
         if phase[node] == .waiting {
             preconditionFailure("Internal inconsistency: node \(node) finished before it was launched")
@@ -299,26 +398,28 @@ struct GraphStateMachine {
         phase[node] = .finished
         unfinishedCount -= 1
         var action = Action()
-        if failed && !cancelledAll {
-            if firstFailure == nil { firstFailure = node }
-            switch failurePolicy {
-            case .cancelAll:
-                action = cancelAll()
-            case .cancelDependents:
-                for dependent in dependents[node] where !reportedBy.contains(dependent) {
-                    markCancelled(dependent, into: &action)
-                }
+        if let failure {
+            // A step the scheduler stopped passes on the cause it was stopped with, unchanged.
+            let cause = marks[node]?.cause ?? failure.causeForDependents
+            let isRoot = marks[node] == nil && failure.isOwnFailure
+            if isRoot && !cancelledAll {
+                if firstFailure == nil { firstFailure = (node, failure.reason) }
+                if failurePolicy == .cancelAll { cancelEverythingElse(becauseOf: node, cause: cause, into: &action) }
+            }
+            for dependent in dependents[node] where !failure.handledBy.contains(dependent) {
+                mark(dependent, .stopped(cause: cause), into: &action)
             }
         }
-        let cancelledHere = failed ? Set(action.cancel) : []
+        let markedHere = Set(action.cancel).union(action.stop.map(\.node))
         for dependent in dependents[node] {
             remaining[dependent] -= 1
             if remaining[dependent] == 0, phase[dependent] == .waiting {
                 phase[dependent] = .launched
-                // Marked cancelled by another thread, which cancels it after releasing the lock:
-                // cancel it here as well, so that it is cancelled before it is queued.
-                if markedCancelled[dependent] && !cancelledHere.contains(dependent) {
-                    action.cancel.append(dependent)
+                // Marked by another thread, which acts on it after releasing the lock: act here as
+                // well (cancelling and stopping are idempotent), so that it is done before it is
+                // queued.
+                if let mark = marks[dependent], !markedHere.contains(dependent) {
+                    append(mark, for: dependent, to: &action)
                 }
                 action.launch.append(dependent)
             }
@@ -332,18 +433,49 @@ struct GraphStateMachine {
         cancelledAll = true
         var action = Action()
         for node in phase.indices where phase[node] != .finished {
-            markCancelled(node, into: &action)
-            if phase[node] == .waiting {
-                phase[node] = .launched
-                action.launch.append(node)
-            }
+            mark(node, .cancelled(cause: nil), into: &action)
+            launchIfWaiting(node, into: &action)
         }
         return action
     }
 
-    private mutating func markCancelled(_ node: Int, into action: inout Action) {
-        guard !markedCancelled[node], phase[node] != .finished else { return }
-        markedCancelled[node] = true
-        action.cancel.append(node)
+    /// ``PipelineFailurePolicy/cancelAll``: the steps downstream of the failed `root` are stopped
+    /// with `cause`; every other unfinished step is cancelled, and passes `cause` on. Waiting steps
+    /// are launched at once so that they finish.
+    private mutating func cancelEverythingElse(
+        becauseOf root: Int, cause: UpstreamFailedError, into action: inout Action
+    ) {
+        cancelledAll = true
+        var downstream = Set<Int>()
+        var frontier = [root]
+        while let node = frontier.popLast() {
+            for dependent in dependents[node] where downstream.insert(dependent).inserted {
+                frontier.append(dependent)
+            }
+        }
+        for node in phase.indices where phase[node] != .finished && node != root {
+            mark(node, downstream.contains(node) ? .stopped(cause: cause) : .cancelled(cause: cause), into: &action)
+            launchIfWaiting(node, into: &action)
+        }
+    }
+
+    private mutating func launchIfWaiting(_ node: Int, into action: inout Action) {
+        guard phase[node] == .waiting else { return }
+        phase[node] = .launched
+        action.launch.append(node)
+    }
+
+    /// Marks `node` unless it is marked or finished already (the first mark wins).
+    private mutating func mark(_ node: Int, _ mark: Mark, into action: inout Action) {
+        guard marks[node] == nil, phase[node] != .finished else { return }
+        marks[node] = mark
+        append(mark, for: node, to: &action)
+    }
+
+    private func append(_ mark: Mark, for node: Int, to action: inout Action) {
+        switch mark {
+        case .cancelled: action.cancel.append(node)
+        case .stopped(let cause): action.stop.append((node, cause))
+        }
     }
 }

@@ -74,6 +74,16 @@ public final class Pipeline: Sendable {
         run.cancel()
     }
 
+    /// The first step that failed on its own — not stopped by another step's failure — with its
+    /// index in ``operations`` and its failure; `nil` while none has. Thread-safe.
+    ///
+    /// The steps that did not run because of it report it as their
+    /// ``AsyncOperation/upstreamFailure`` (and in their result where their `Failure` can say
+    /// so); this names where it started, whatever the error types along the way can express.
+    public var firstFailure: StepFailure? {
+        run.firstFailure
+    }
+
     /// Starts the pipeline if needed and suspends until every step has finished.
     ///
     /// - Throws: `CancellationError` when the awaiting task is cancelled; the pipeline is then
@@ -170,9 +180,11 @@ public final class Pipeline: Sendable {
     /// The steps as they finish, as an `AsyncSequence` (completion order). Iterating starts the
     /// pipeline.
     ///
-    /// Iterate once (a second iterator is a programmer error and traps). Leaving the loop early
-    /// or cancelling the iterating task cancels the pipeline, like ``OperationResults``; and
-    /// ``cancel()`` ends the loop (steps that finish afterwards are not delivered).
+    /// Iterate once (a second iterator is a programmer error and traps). Cancelling the iterating
+    /// task cancels the pipeline, and so does leaving the loop early when its iterator is
+    /// destroyed — not in top-level code (`main.swift`), where Swift never destroys it: call
+    /// ``cancel()`` there. ``cancel()`` ends the loop (steps that finish afterwards are not
+    /// delivered).
     public var finishedSteps: FinishedSteps { FinishedSteps(run: run) }
 
     /// The steps of a ``Pipeline`` as they finish.
@@ -188,6 +200,11 @@ public final class Pipeline: Sendable {
         }
 
         let run: ScheduledRun
+
+        /// Cancels the pipeline and ends the iteration; the same as ``Pipeline/cancel()``.
+        public func cancel() {
+            run.cancel()
+        }
 
         /// Starts the pipeline and returns the only iterator of this sequence.
         public func makeAsyncIterator() -> Iterator {

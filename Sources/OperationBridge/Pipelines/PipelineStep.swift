@@ -1,5 +1,18 @@
 import Foundation
 
+/// Result operations, whose failure the scheduler reads without knowing their types.
+protocol FailureReporting: AnyObject {
+    /// The failure of the result, if it is one.
+    var reportedFailure: (any Error)? { get }
+}
+
+extension AsyncResultOperation: FailureReporting {
+    var reportedFailure: (any Error)? {
+        guard case .failure(let error) = result else { return nil }
+        return error
+    }
+}
+
 /// Steps that, when an upstream they take input from failed, report it in their own result
 /// instead of needing to be cancelled.
 protocol UpstreamFailureHandling: AnyObject {
@@ -9,15 +22,17 @@ protocol UpstreamFailureHandling: AnyObject {
 }
 
 extension ChainedAsyncResultOperation: UpstreamFailureHandling {
-    /// `true` when the step has no input of its own, applies ``UpstreamFailurePolicy/fail``, and
-    /// `upstream` is a result operation that would provide its `Input` but failed — the one named
-    /// by ``ChainedAsyncResultOperation/takeInput(from:)`` when there is one. A step with a
-    /// fixed input, or whose failed dependency provides no `Input` (a `BlockOperation`, an
-    /// operation of another type), would run regardless: it must be cancelled instead.
+    /// `true` when the step has no input of its own and `upstream` is a result operation that
+    /// would provide its `Input` but failed — the one named by
+    /// ``ChainedAsyncResultOperation/takeInput(from:)`` when there is one. The step then applies
+    /// its own ``ChainedAsyncResultOperation/upstreamFailurePolicy``: it reports the failure, or
+    /// runs without an input. A step with a fixed input, or whose failed dependency provides no
+    /// `Input` (a `BlockOperation`, an operation of another type), would run regardless: the
+    /// scheduler stops it instead.
     func reportsFailure(of upstream: Operation) -> Bool {
         // With a typed upstream, only that operation provides the input.
         if let typed = typedInputUpstream, typed !== upstream { return false }
-        guard upstreamFailurePolicy == .fail, input == nil,
+        guard input == nil,
             let provider = upstream as? any ChainedInputProviding,
             case .unavailable = provider.chainedInput(as: Input.self)
         else { return false }
@@ -26,6 +41,15 @@ extension ChainedAsyncResultOperation: UpstreamFailureHandling {
 }
 
 extension Operation {
+    /// How the finished, failed operation failed: its failure, when it is a result operation that
+    /// was not cancelled; otherwise a cancellation.
+    var failureReason: UpstreamFailedError.Reason {
+        if let operation = self as? any FailureReporting, let error = operation.reportedFailure, !isCancelled {
+            return .failed(error)
+        }
+        return .cancelled
+    }
+
     /// Whether the finished operation counts as failed for scheduling purposes.
     var stepFailed: Bool {
         if let operation = self as? AsyncOperation { return operation.finishedUnsuccessfully }

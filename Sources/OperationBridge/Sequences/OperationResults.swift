@@ -18,10 +18,22 @@ import Foundation
 ///   creating a second iterator is a programmer error (it traps).
 ///
 /// ## Cancellation
-/// Cancelling the iterating task, or leaving the loop early (`break`, `return`, a thrown error),
-/// cancels every operation that has not finished; operations not yet queued are queued
-/// cancelled, so they finish without running and nobody waiting for them hangs. After the
-/// iterating task is cancelled, `next()` returns `nil`.
+/// Cancelling the iterating task cancels every operation that has not finished; operations not
+/// yet queued are queued cancelled, so they finish without running and nobody waiting for them
+/// hangs. After the iterating task is cancelled, `next()` returns `nil`.
+///
+/// Leaving the loop early (`break`, `return`, a thrown error) cancels them too, when the loop's
+/// iterator is destroyed: at the end of a loop in a function, method or closure. **In top-level
+/// code (`main.swift`) Swift never destroys the iterator**, so leaving a loop there cancels
+/// nothing: call ``cancel()`` after the loop, or move the loop into a function.
+///
+/// ```swift
+/// let results = try queue.results(of: downloads)
+/// for await finished in results {
+///     if case .failure? = finished.result { break }
+/// }
+/// results.cancel()   // needed in main.swift; harmless anywhere
+/// ```
 ///
 /// ## Memory
 /// Bounded by the number of operations: one flag and at most one buffered position each.
@@ -58,6 +70,26 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
         return Iterator(operations: operations, lifetime: IterationLifetime(run))
     }
 
+    /// Cancels every operation that has not finished and ends the iteration: a suspended or later
+    /// `next()` returns `nil`.
+    ///
+    /// Operations not queued yet are queued cancelled, so that they finish without running. Safe
+    /// at any time, from any thread, any number of times, also before iterating (the operations
+    /// are then cancelled as soon as they are started) and after the end.
+    public func cancel() {
+        run.cancel()
+    }
+
+    /// The first operation that failed on its own — not stopped by another's failure — with its
+    /// position and failure, once it has finished; `nil` while none has. Thread-safe.
+    ///
+    /// Operations that did not run because of it report it as their
+    /// ``AsyncOperation/upstreamFailure``; this names where it started, whatever `Failure` can
+    /// express.
+    public var firstFailure: StepFailure? {
+        run.firstFailure
+    }
+
     /// Collects every result, in submission order.
     ///
     /// - Returns: One entry per operation; `nil` where an operation was cancelled without a
@@ -92,6 +124,52 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
         return count == operations.count
     }
 
+    /// Every success value, in submission order; at the first failure, cancels the operations that
+    /// have not finished and throws it. `Failure` is thrown through ``OperationFailure``; see
+    /// the overloads for error types that can express cancellation.
+    ///
+    /// The failure thrown is the first one delivered; when that operation only reports an
+    /// upstream failure, the failure where it started (see ``firstFailure``) when it is of this
+    /// sequence's type.
+    ///
+    /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled`` (an operation was
+    ///   cancelled, or the calling task was), or ``OperationFailure/upstreamFailed(_:)``.
+    public func collectValues() async throws(OperationFailure<Failure>) -> [Success] {
+        try await collectValues(mapping: .wrapped)
+    }
+
+    func collectValues<Thrown>(mapping: FailureMapping<Failure, Thrown>) async throws(Thrown) -> [Success] {
+        var values = [Success?](repeating: nil, count: operations.count)
+        var delivered = 0
+        for await element in self {
+            guard case .success(let value) = element.result else {
+                cancel()
+                let (result, cause) = stoppingOutcome(of: element.operation)
+                if case .failure(let error)? = result { throw mapping.failed(error) }
+                if let cause { throw mapping.upstreamFailed(cause) }
+                throw mapping.cancelled()
+            }
+            values[element.index] = value
+            delivered += 1
+        }
+        guard delivered == values.count else { throw mapping.cancelled() }
+        return values.map { $0! }
+    }
+
+    /// What stopped the run at `operation`: its own outcome, or — when it only reports an upstream
+    /// failure — the outcome of the operation where the failure started, if it is one of these.
+    func stoppingOutcome(
+        of operation: AsyncResultOperation<Success, Failure>
+    ) -> (result: Result<Success, Failure>?, cause: UpstreamFailedError?) {
+        let cause = operation.upstreamFailure
+        if cause != nil, let first = firstFailure?.operation as? AsyncResultOperation<Success, Failure>,
+            case .failure? = first.result
+        {
+            return (first.result, nil)
+        }
+        return (operation.result, cause)
+    }
+
     /// Delivers the elements of an ``OperationResults``. Not `Sendable`: one task iterates.
     public struct Iterator: AsyncIteratorProtocol {
         let operations: [AsyncResultOperation<Success, Failure>]
@@ -113,3 +191,25 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
 
 @available(*, unavailable)
 extension OperationResults.Iterator: Sendable {}
+
+extension OperationResults where Failure: CancellationRepresentable {
+    /// Every success value, in submission order; at the first failure, cancels the operations that
+    /// have not finished and throws it, typed.
+    ///
+    /// - Throws: The first failure; `Failure.cancellation` when an operation ended cancelled or
+    ///   the calling task was cancelled.
+    public func collectValues() async throws(Failure) -> [Success] {
+        try await collectValues(mapping: .own)
+    }
+}
+
+extension OperationResults where Failure == any Error {
+    /// Every success value, in submission order; at the first failure, cancels the operations that
+    /// have not finished and throws it.
+    ///
+    /// - Throws: The first failure; `CancellationError` when an operation ended cancelled without
+    ///   a result or the calling task was cancelled.
+    public func collectValues() async throws -> [Success] {
+        try await collectValues(mapping: .untyped)
+    }
+}

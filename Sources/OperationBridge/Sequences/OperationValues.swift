@@ -11,6 +11,10 @@ import Foundation
 ///   failure, not their cancellation, even when one of them is delivered first;
 /// - an operation that ended cancelled throws the cancellation failure.
 ///
+/// Leaving the loop early cancels the operations that have not finished when the iterator is
+/// destroyed — not in top-level code (`main.swift`), where Swift never destroys it: call
+/// ``cancel()`` there (see ``OperationResults``).
+///
 /// ```swift
 /// do {
 ///     for try await page in try queue.values(of: downloads, order: .submission) {
@@ -37,6 +41,19 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
     /// Starts the operations and returns the only iterator of this sequence.
     public func makeAsyncIterator() -> Iterator {
         Iterator(base: results.makeAsyncIterator(), cancellation: cancellation)
+    }
+
+    /// Cancels every operation that has not finished and ends the iteration; see
+    /// ``OperationResults/cancel()``. Leaving a loop in top-level code (`main.swift`) cancels
+    /// nothing by itself: call this.
+    public func cancel() {
+        results.cancel()
+    }
+
+    /// The first operation that failed on its own, with its position and failure; see
+    /// ``OperationResults/firstFailure``. Thread-safe.
+    public var firstFailure: StepFailure? {
+        results.firstFailure
     }
 
     /// Collects every value, in submission order.
@@ -92,7 +109,7 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
         /// because of it; one of them may be delivered first (in submission order, or when it
         /// finishes inside `cancel()`), and must then report the failure, not its cancellation.
         private func stoppingFailure(otherwise own: Failure) -> Failure {
-            let first = base.lifetime.run.scheduler.firstFailedOperation
+            let first = base.lifetime.run.firstFailure?.operation
             guard let first = first as? AsyncResultOperation<Success, Failure>,
                 case .failure(let error)? = first.result
             else { return own }

@@ -7,6 +7,8 @@ import Foundation
 final class ScheduledRun: @unchecked Sendable {
     let scheduler: GraphScheduler
     let positions: FinishedPositions
+    /// For each node, the first position of its operation in the array the run was made from.
+    private let firstPosition: [Int]
     private let lock = NSLock()
     private var started = false
     private var consumerAttached = false
@@ -14,6 +16,18 @@ final class ScheduledRun: @unchecked Sendable {
     init(scheduler: GraphScheduler, order: ResultOrder) {
         self.scheduler = scheduler
         self.positions = FinishedPositions(count: scheduler.nodeOfPosition.count, order: order)
+        var firstPosition = Array(repeating: -1, count: scheduler.operations.count)
+        for (position, node) in scheduler.nodeOfPosition.enumerated() where firstPosition[node] < 0 {
+            firstPosition[node] = position
+        }
+        self.firstPosition = firstPosition
+    }
+
+    /// The first step that failed on its own, by its first position.
+    var firstFailure: StepFailure? {
+        scheduler.firstFailure.map { node, reason in
+            StepFailure(index: firstPosition[node], operation: scheduler.operations[node], reason: reason)
+        }
     }
 
     /// Starts scheduling. The first call wins; later calls do nothing and return `false`.
@@ -24,15 +38,10 @@ final class ScheduledRun: @unchecked Sendable {
             return !started
         }
         guard first else { return false }
-        // The first position of each node, plus the later ones of operations listed twice.
-        var firstPosition = Array(repeating: -1, count: scheduler.operations.count)
+        // The later positions of operations listed twice.
         var laterPositions: [Int: [Int]] = [:]
-        for (position, node) in scheduler.nodeOfPosition.enumerated() {
-            if firstPosition[node] < 0 {
-                firstPosition[node] = position
-            } else {
-                laterPositions[node, default: []].append(position)
-            }
+        for (position, node) in scheduler.nodeOfPosition.enumerated() where firstPosition[node] != position {
+            laterPositions[node, default: []].append(position)
         }
         let positions = self.positions
         scheduler.start { [firstPosition, laterPositions] node in

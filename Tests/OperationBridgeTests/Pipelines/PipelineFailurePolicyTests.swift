@@ -74,12 +74,11 @@ private final class HandFinishedOperation: AsyncResultOperation<Int, StepError>,
 }
 
 /// An operation whose `cancel()` blocks until the test opens a gate: it holds the thread that
-/// cancels it, so the test can act while that thread is in the middle of cancelling.
-private final class SlowToCancelOperation: AsyncResultOperation<Int, StepError>, @unchecked Sendable {
+/// cancels it, so the test can act while that thread is in the middle of stopping dependents. (Not
+/// one of the package's operations: those are stopped without `cancel()`.)
+private final class SlowToCancelOperation: BlockOperation, @unchecked Sendable {
     let cancelling = Trigger()
     let release = Gate()
-
-    override func main() { finish(with: .success(0)) }
 
     override func cancel() {
         super.cancel()
@@ -95,13 +94,13 @@ struct PipelineFailurePolicyTests {
         let pipeline = try Pipeline(graph.operations, on: OperationQueue())
         try await graph.run(pipeline)
         try await graph.glue.waitForCompletion()
-        #expect(graph.plain.isCancelled)
+        #expect(graph.plain.upstreamFailure != nil)
         #expect(!graph.branchHead.isCancelled)
         graph.branchTrigger.fire()
         try await pipeline.waitForCompletion()
     }
 
-    @Test func cancelDependentsCancelsTheFailedStepsDependentsAndLetsTheRestFinish() async throws {
+    @Test func cancelDependentsStopsTheFailedStepsDependentsWithItsFailureAndLetsTheRestFinish() async throws {
         let graph = FailureGraph()
         let pipeline = try Pipeline(graph.operations, on: OperationQueue(), failurePolicy: .cancelDependents)
         try await graph.run(pipeline)
@@ -112,10 +111,14 @@ struct PipelineFailurePolicyTests {
         try await pipeline.waitForCompletion()
 
         #expect(graph.failing.result == .failure(.planned(0)))
-        // Plain dependents, transitively: cancelled, never run.
-        #expect(graph.plain.result == .failure(.cancelled))
+        // Dependents, transitively, never run and report the failure — not a cancellation.
+        #expect(graph.plain.rootCause == .planned(0))
+        #expect(!graph.plain.isCancelled)
+        // A `BlockOperation` can only be cancelled; the failure goes on through it.
         #expect(graph.glue.isCancelled)
-        // The chained dependent is not cancelled: it reports the failure in its own type…
+        #expect(pipeline.firstFailure?.operation === graph.failing)
+        #expect(pipeline.firstFailure?.index == 2)
+        // The chained dependent reports the failure in its own type…
         #expect(!graph.chained.isCancelled)
         guard case .failure(.upstream(let upstream))? = graph.chained.result,
             case .failed(let cause) = upstream.reason
@@ -124,8 +127,8 @@ struct PipelineFailurePolicyTests {
             return
         }
         #expect(cause as? StepError == .planned(0))
-        // …and, having failed, cancels its own dependents.
-        #expect(graph.afterChained.result == .failure(.cancelled))
+        // …and, having failed, stops its own dependents with the same root cause.
+        #expect(graph.afterChained.rootCause == .planned(0))
         #expect(graph.log.all.isEmpty)
         // The independent branch and the step finished earlier are untouched.
         #expect(graph.earlier.result == .success(100))
@@ -133,7 +136,7 @@ struct PipelineFailurePolicyTests {
         #expect(graph.branchTail.result == .success(11))
     }
 
-    @Test func cancelAllCancelsEverythingUnfinished() async throws {
+    @Test func cancelAllStopsTheDependentsWithTheFailureAndCancelsEverythingElse() async throws {
         let graph = FailureGraph()
         let pipeline = try Pipeline(graph.operations, on: OperationQueue(), failurePolicy: .cancelAll)
         try await graph.run(pipeline)
@@ -141,14 +144,17 @@ struct PipelineFailurePolicyTests {
 
         #expect(graph.failing.result == .failure(.planned(0)))
         #expect(graph.earlier.result == .success(100))  // finished before the failure
-        // The running branch is cancelled, and so is everything not started.
+        // The independent branch, running or not started, is cancelled…
         #expect(graph.branchHead.result == .failure(.cancelled))
         #expect(graph.branchTail.result == .failure(.cancelled))
         #expect(graph.branchTail.mainRuns == 0)
-        #expect(graph.plain.result == .failure(.cancelled))
-        #expect(graph.chained.result == .failure(.cancelled))
-        #expect(graph.afterChained.result == .failure(.cancelled))
+        // …while the failed step's dependents, transitively, report its failure.
+        #expect(graph.plain.rootCause == .planned(0))
+        #expect(graph.chained.rootCause == .planned(0))
+        #expect(graph.afterChained.rootCause == .planned(0))
         #expect(graph.glue.isCancelled)
+        #expect(pipeline.firstFailure?.operation === graph.failing)
+        #expect(pipeline.firstFailure?.error as? StepError == .planned(0))
         #expect(graph.log.all.isEmpty)
         #expect(!graph.branchTrigger.hasFired)
     }
@@ -182,8 +188,15 @@ struct PipelineFailurePolicyTests {
         let independent = GatedResultOperation<Int, StepError>(.success(5))
         let pipeline = try Pipeline([cancelledGlue, dependent, independent], on: queue, failurePolicy: policy)
         try await pipeline.waitForCompletion()
-        #expect(dependent.result == .failure(.cancelled))
+        // It did not run because its upstream was cancelled: it says so, without reading as
+        // cancelled itself.
+        guard case .failure(.upstream(let error))? = dependent.result, case .cancelled = error.reason else {
+            Issue.record("expected an upstream cancellation, got \(String(describing: dependent.result))")
+            return
+        }
+        #expect(!dependent.isCancelled)
         #expect(dependent.mainRuns == 0)
+        #expect(pipeline.firstFailure?.operation === cancelledGlue)
         if policy == .cancelDependents {
             #expect(independent.result == .success(5))
         }
@@ -217,12 +230,13 @@ struct PipelineFailurePolicyTests {
         slow.release.open()
         try await pipeline.waitForCompletion()
         #expect(!ran.current)
-        #expect(dependent.result == .failure(.cancelled))
+        #expect(dependent.rootCause == .planned(0))
     }
 
-    @Test func aChainedStepIsCancelledWhenADependencyThatIsNotItsInputFails() async throws {
+    @Test func aChainedStepIsStoppedWhenADependencyThatIsNotItsInputFails() async throws {
         // PipelineFailurePolicy.cancelDependents: "A ChainedAsyncResultOperation whose input
-        // comes from the failed step is not cancelled" — one whose input comes from elsewhere is.
+        // comes from the failed step reports it itself" — one whose input comes from elsewhere is
+        // stopped by the scheduler, with the failure.
         let queue = OperationQueue()
         let input = GatedResultOperation<Int, StepError>(.success(1))
         let failedGlue = BlockOperation {}
@@ -238,10 +252,13 @@ struct PipelineFailurePolicyTests {
         fixedInput.addDependency(failing)
         let pipeline = try Pipeline([input, failedGlue, chained, failing, fixedInput], on: queue)
         try await pipeline.waitForCompletion()
-        #expect(chained.result == .failure(.cancelled))
+        guard case .failure(.upstream(let error))? = chained.result, case .cancelled = error.reason else {
+            Issue.record("expected an upstream cancellation, got \(String(describing: chained.result))")
+            return
+        }
         #expect(!ran.current)
         // An input given at creation is not taken from the failed step either.
-        #expect(fixedInput.result == .failure(.cancelled))
+        #expect(fixedInput.rootCause == .planned(0))
         #expect(fixedInput.mainRuns == 0)
     }
 }

@@ -208,9 +208,11 @@ private struct GraphPlan {
         case failedAsPlanned
         /// It did not run: cancelled.
         case cancelled
-        /// It did not run: a chained step whose input step failed (`upstreamWasCancelled` tells
-        /// whether that step ended cancelled).
-        case upstreamFailed(upstreamWasCancelled: Bool)
+        /// It did not run because a step it depends on failed, and reports that failure (a
+        /// `BlockOperation` can only be cancelled). `upstreamWasCancelled` tells whether the failed
+        /// step ended cancelled, when only its input step failed; `nil` when other dependencies
+        /// failed too (which one stopped it first depends on timing).
+        case upstreamFailed(upstreamWasCancelled: Bool?)
 
         var ran: Bool {
             switch self {
@@ -229,7 +231,8 @@ private struct GraphPlan {
             case .succeeded(let value): "succeeded(\(value))"
             case .failedAsPlanned: "failedAsPlanned"
             case .cancelled: "cancelled"
-            case .upstreamFailed(let cancelled): "upstreamFailed(upstreamWasCancelled: \(cancelled))"
+            case .upstreamFailed(let cancelled):
+                "upstreamFailed(upstreamWasCancelled: \(cancelled.map { "\($0)" } ?? "either"))"
             }
         }
     }
@@ -239,8 +242,10 @@ private struct GraphPlan {
         var expected: [Expected] = []
         for (index, step) in steps.enumerated() {
             let failedDependencies = step.dependencies.filter { expected[$0].failed && $0 != step.input }
-            if step.cancelledBeforeStart || !failedDependencies.isEmpty {
+            if step.cancelledBeforeStart {
                 expected.append(.cancelled)
+            } else if !failedDependencies.isEmpty {
+                expected.append(.upstreamFailed(upstreamWasCancelled: nil))
             } else if let input = step.input, expected[input].failed {
                 expected.append(.upstreamFailed(upstreamWasCancelled: expected[input] == .cancelled))
             } else if step.fails {
@@ -454,19 +459,19 @@ struct PipelineRandomGraphTests {
             }
         }
         if plan.chaos {
-            for (index, step) in plan.steps.enumerated() where probes[index].runs == 0 {
-                // A step that did not run was cancelled — or, under `.cancelDependents`, is a
-                // chained step reporting its input's failure.
+            for index in plan.steps.indices where probes[index].runs == 0 {
+                // A step that did not run was cancelled, or reports the upstream failure that
+                // stopped it (then it is not cancelled).
                 let reportsUpstream: Bool
                 if case .failure(.upstream)? = resultOperations[index]?.result {
-                    reportsUpstream = true
+                    reportsUpstream = !operations[index].isCancelled
                 } else {
                     reportsUpstream = false
                 }
-                let explained =
-                    operations[index].isCancelled
-                    || (plan.policy == .cancelDependents && step.kind.isChained && reportsUpstream)
-                if !explained { violations.append("step \(index) neither ran nor was cancelled") }
+                let explained = operations[index].isCancelled || reportsUpstream
+                if !explained {
+                    violations.append("step \(index) neither ran, nor was cancelled, nor reports a failure")
+                }
             }
         } else {
             let expected = plan.expectedOutcomes()
@@ -495,7 +500,11 @@ struct PipelineRandomGraphTests {
                     } else {
                         reasonWasCancellation = false
                     }
-                    if reasonWasCancellation != upstreamWasCancelled
+                    if operation.isCancelled || operation.upstreamFailure == nil {
+                        violations.append(
+                            "step \(index) reports an upstream failure but is cancelled or lost its cause")
+                    }
+                    if upstreamWasCancelled.map({ $0 != reasonWasCancellation }) ?? false
                         || !error.upstreamType.contains("Operation")
                             && !error.upstreamType.contains("Step")
                     {

@@ -2,8 +2,9 @@ import Foundation
 import OperationBridge
 import Testing
 
-/// Under `.cancelDependents`, a chained step reports only the failure of the upstream it takes
-/// its input from; any other failed dependency gets it cancelled, so it never runs.
+/// Under `.cancelDependents`, a chained step reports the failure of the upstream it takes its
+/// input from itself; any other failed dependency gets it stopped by the scheduler, so it never
+/// runs — and it reports that failure too, not a cancellation.
 @Suite struct TypedUpstreamPolicyTests {
     final class Doubling: ChainedAsyncResultOperation<Int, Int, CancellationError>, @unchecked Sendable {
         let ran = Recorder<Int>()
@@ -13,7 +14,7 @@ import Testing
         }
     }
 
-    @Test func aFailedDependencyThatIsNotTheTypedUpstreamCancelsTheStep() async throws {
+    @Test func aFailedDependencyThatIsNotTheTypedUpstreamStopsTheStep() async throws {
         let queue = OperationQueue()
         let input = ControlledOperation<Int, CancellationError>(.success(21))
         let other = ControlledOperation<Int, CancellationError>(.failure(CancellationError()))
@@ -24,7 +25,10 @@ import Testing
         other.addDependency(input)  // `other` fails after `input` succeeded
         let pipeline = try Pipeline([input, other, step], on: queue, failurePolicy: .cancelDependents)
         try await pipeline.waitForCompletion()
-        #expect(step.isCancelled)
+        // `CancellationError` cannot name the upstream: the result is its cancellation value,
+        // the operation is not cancelled, and the cause is kept.
+        #expect(!step.isCancelled)
+        #expect(step.upstreamFailure?.upstreamType.contains("ControlledOperation") == true)
         #expect(step.ran.all.isEmpty)
         #expect(input.result.map { try? $0.get() } == 21)
     }

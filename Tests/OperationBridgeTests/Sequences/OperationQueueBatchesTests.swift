@@ -44,7 +44,7 @@ struct OperationQueueBatchesTests {
         #expect(expected == count)
     }
 
-    @Test func aFailureCancelsItsDependentsOnlyInTheResultsSequence() async throws {
+    @Test func aFailureStopsItsDependentsOnlyInTheResultsSequence() async throws {
         let queue = OperationQueue()
         let failing = GatedResultOperation<Int, StepError>(.failure(.planned(0)))
         let dependentRuns = Guarded(0)
@@ -54,9 +54,15 @@ struct OperationQueueBatchesTests {
         }
         dependent.addDependency(failing)
         let independent = GatedResultOperation<Int, StepError>(.success(2))
-        let results = try await queue.results(of: [failing, dependent, independent], order: .submission).collect()
-        #expect(results == [.failure(.planned(0)), .failure(.cancelled), .success(2)])
+        let sequence = try queue.results(of: [failing, dependent, independent], order: .submission)
+        let results = await sequence.collect()
+        #expect(results[0] == .failure(.planned(0)))
+        #expect(results[2] == .success(2))
+        // The dependent did not run and reports why, rather than a cancellation.
+        #expect(dependent.rootCause == .planned(0))
         #expect(dependentRuns.current == 0)
+        #expect(sequence.firstFailure?.index == 0)
+        #expect(sequence.firstFailure?.error as? StepError == .planned(0))
     }
 
     @Test func aFailureInTheValuesSequenceCancelsEverythingElse() async throws {

@@ -248,8 +248,17 @@ extension AsyncResultOperation {
         switch result {
         case .success: false
         case .failure: true
-        case nil: isCancelled
+        case nil: isCancelled || upstreamFailure != nil
         }
+    }
+}
+
+extension AsyncResultOperation where Failure == StepError {
+    /// For an operation stopped by an upstream failure: the failure where it started, when that
+    /// is a `StepError`. `nil` when the operation ran, was cancelled, or lost the cause.
+    var rootCause: StepError? {
+        guard !isCancelled, case .failure(.upstream(let error))? = result, upstreamFailure != nil else { return nil }
+        return error.rootFailure as? StepError
     }
 }
 

@@ -75,11 +75,13 @@ extension AsyncResultOperation where Success: Sendable {
     /// the operation was cancelled, and its own outcome (usually its cancellation failure) is
     /// answered.
     func awaitValue<Thrown: Error>(
+        in queue: OperationQueue? = nil,
         onTaskCancellation: OperationWaiter.TaskCancellation,
         mapping: FailureMapping<Failure, Thrown>
     ) async throws(Thrown) -> Success {
         let final = await OperationWaiter.waitForFinish(
             of: self,
+            in: queue,
             until: .outcome,
             onTaskCancellation: onTaskCancellation
         )

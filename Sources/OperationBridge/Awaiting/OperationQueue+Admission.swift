@@ -107,6 +107,11 @@ final class ForeignAdmissions: @unchecked Sendable {
         lock.withCriticalSection { claimed.insert(ObjectIdentifier(operation)).inserted }
     }
 
+    /// Whether the package has added `operation` to a queue and not seen it finish yet.
+    func isClaimed(_ operation: Operation) -> Bool {
+        lock.withCriticalSection { claimed.contains(ObjectIdentifier(operation)) }
+    }
+
     func release(_ operation: Operation) {
         _ = lock.withCriticalSection { claimed.remove(ObjectIdentifier(operation)) }
     }

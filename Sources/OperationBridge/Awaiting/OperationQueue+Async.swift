@@ -25,7 +25,7 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Failure>
     ) async throws(Failure) -> Success {
         admitOwned(operation)
-        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .own)
+        return try await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .own)
     }
 
     /// Runs `operation` on this queue and returns its success value once its outcome is final.
@@ -41,7 +41,7 @@ extension OperationQueue {
     /// cancellation failure (answered at once if it has not started, otherwise when it ends).
     public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, any Error>) async throws -> Success {
         admitOwned(operation)
-        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .untyped)
+        return try await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .untyped)
     }
 
     /// Runs `operation` on this queue and returns its success value once its outcome is final;
@@ -73,7 +73,7 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Failure>
     ) async throws(OperationFailure<Failure>) -> Success {
         admitOwned(operation)
-        return try await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .wrapped)
+        return try await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .wrapped)
     }
 
     /// Runs `operation`, which cannot fail, on this queue and returns its value once its outcome
@@ -90,7 +90,7 @@ extension OperationQueue {
     /// returns `nil` at once if the operation had not started, otherwise once it has finished.
     public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, Never>) async -> Success? {
         admitOwned(operation)
-        return try? await operation.awaitValue(onTaskCancellation: .cancelOperation, mapping: .wrapped)
+        return try? await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .wrapped)
     }
 
     /// Runs `operation` on this queue and returns its result once its outcome is final.
@@ -113,7 +113,8 @@ extension OperationQueue {
         // Final, or given up because the task was cancelled before the operation started: either
         // way the answer is the operation's own result, so it does not depend on whether the
         // queue got to finish the cancelled operation first.
-        _ = await OperationWaiter.waitForFinish(of: operation, until: .outcome, onTaskCancellation: .cancelOperation)
+        _ = await OperationWaiter.waitForFinish(
+            of: operation, in: self, until: .outcome, onTaskCancellation: .cancelOperation)
         return operation.result
     }
 
@@ -133,7 +134,7 @@ extension OperationQueue {
     /// returns normally (the operation did end).
     public func runUntilFinished(_ operation: Operation) async throws(CancellationError) {
         admitOwned(operation)
-        guard await OperationWaiter.waitForFinish(of: operation, onTaskCancellation: .cancelOperation) else {
+        guard await OperationWaiter.waitForFinish(of: operation, in: self, onTaskCancellation: .cancelOperation) else {
             throw CancellationError()
         }
     }
@@ -163,6 +164,7 @@ extension OperationQueue {
     /// - Throws: `CancellationError` when the awaiting task is cancelled first. The queue's
     ///   operations are not cancelled.
     public func waitForAllOperations() async throws(CancellationError) {
+        QueueSlots.checkDrain(of: self)
         waiting: while true {
             let pending = operations.filter { !$0.isFinished }
             if !pending.isEmpty {

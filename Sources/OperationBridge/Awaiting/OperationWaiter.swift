@@ -30,20 +30,38 @@ enum OperationWaiter {
     ///
     /// Never blocks a thread. Raises the operation's quality of service to the awaiting task's
     /// priority. The continuation is resumed exactly once, whichever of finish and cancellation
-    /// comes first, including when the task was cancelled before the call.
+    /// comes first, including when the task was cancelled before the call. Traps when the wait
+    /// can never end because the awaiting work holds a slot of the saturated queue the operation
+    /// waits in (see ``QueueSlots``); with `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` set, logs a wait
+    /// that lasts longer (see ``StuckAwaitWatchdog``).
     ///
+    /// - Parameter queue: The queue the operation is pending in, when the caller knows it (the
+    ///   run-and-await APIs); otherwise the queue the package added it to, if any.
     /// - Returns: `true` when the operation finished (or its outcome is final); `false` when the
     ///   awaiting task was cancelled first.
     static func waitForFinish(
         of operation: Operation,
+        in queue: OperationQueue? = nil,
         until target: Target = .finish,
         onTaskCancellation: TaskCancellation
     ) async -> Bool {
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
-        if let operation = operation as? AsyncOperation {
-            return await waitForFinish(
-                of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation)
+        let watchdog = StuckAwaitWatchdog.watch(operation)
+        defer { watchdog?.stop() }
+        return await QueueSlots.checkingSaturation(awaiting: operation, in: queue) {
+            if let operation = operation as? AsyncOperation {
+                return await waitForFinish(
+                    of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation)
+            }
+            return await waitForFinish(ofForeign: operation, onTaskCancellation: onTaskCancellation)
         }
+    }
+
+    /// Any other operation is observed through ``FinishObservation``.
+    private static func waitForFinish(
+        ofForeign operation: Operation,
+        onTaskCancellation: TaskCancellation
+    ) async -> Bool {
         let slot = CompletionSlot<Bool>()
         guard let observation = FinishObservation.observe(operation, { slot.fulfill(true) }) else {
             return true

@@ -191,15 +191,31 @@ open class AsyncOperation: Operation, @unchecked Sendable {
 
     // MARK: - Internal machinery
 
-    /// Runs `work` in a new `Task` whose priority is derived from ``qualityOfService`` (see
-    /// `TaskPriority.init(_:)`), and cancels that task when the operation is cancelled.
+    /// Runs `work` in a new `Task`, and cancels that task when the operation is cancelled. Call
+    /// it from ``main()``.
     ///
-    /// The task is detached: it inherits no task-local values from whoever queued or started the
-    /// operation. `work` must end by finishing the operation.
+    /// The task's priority comes from the operation's quality of service (see
+    /// `TaskPriority.init(_:)`); when that is `.default` — not set — from the quality of service of
+    /// the queue running the operation, as Foundation applies a queue's quality of service to
+    /// operations without their own. The task is detached: it inherits no task-local values from
+    /// whoever queued or started the operation. `work` must end by finishing the operation.
     final func runAttachedTask(_ work: @escaping @Sendable () async -> Void) {
+        let queue = QueueSlots.queueRunning(self)
+        let ownQualityOfService = qualityOfService
+        let qualityOfService =
+            ownQualityOfService == .default ? (queue?.qualityOfService ?? .default) : ownQualityOfService
         // Detached: an operation started by hand from async code must not hand that code's
-        // task-local values (or its actor) to the work, exactly as when a queue starts it.
-        let task = Task.detached(priority: TaskPriority(qualityOfService), operation: work)
+        // task-local values (or its actor) to the work, exactly as when a queue starts it. The
+        // only value bound is the package's own: the queue whose slot the work holds.
+        let task: Task<Void, Never>
+        if let queue {
+            let held = ObjectIdentifier(queue)
+            task = Task.detached(priority: TaskPriority(qualityOfService)) {
+                await QueueSlots.$held.withValue(held, operation: work)
+            }
+        } else {
+            task = Task.detached(priority: TaskPriority(qualityOfService), operation: work)
+        }
         lock.withCriticalSection {
             if !lifecycle.isFinishingOrFinished { attachedTask = task }
         }

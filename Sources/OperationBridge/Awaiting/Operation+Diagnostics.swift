@@ -1,0 +1,124 @@
+import Foundation
+
+extension Operation {
+    /// A description of why the operation has not finished: its state, what the package knows of
+    /// its queue (suspended? every slot in use?), and its unfinished dependencies with theirs.
+    ///
+    /// Use it when an await seems stuck — or let the package print it for you: with the
+    /// environment variable `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS=<seconds>` set, every await of the
+    /// package that lasts longer than that writes this description to standard error.
+    ///
+    /// ```swift
+    /// print(download.pendingDiagnostics)
+    /// // FetchOperation 'avatar': pending (not started), not cancelled
+    /// //   queue: not added to a queue by the package (it starts only once a queue or your code starts it)
+    /// //   waits for 1 unfinished dependency:
+    /// //   - BlockOperation 'login': pending (not started), not cancelled; queue: not known to the package
+    /// ```
+    ///
+    /// Thread-safe; it reads the operations and queues at the moment it is called. Knowledge of
+    /// queues is what the package has: the queue it added an operation to, or found it in.
+    public var pendingDiagnostics: String {
+        var lines = ["\(diagnosticName): \(diagnosticState)", "  queue: \(diagnosticQueue)"]
+        let unfinished = dependencies.filter { !$0.isFinished }
+        if !unfinished.isEmpty {
+            let count =
+                unfinished.count == 1 ? "1 unfinished dependency" : "\(unfinished.count) unfinished dependencies"
+            lines.append("  waits for \(count):")
+            for dependency in unfinished {
+                lines.append(
+                    "  - \(dependency.diagnosticName): \(dependency.diagnosticState); queue: \(dependency.diagnosticQueue)"
+                )
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private var diagnosticName: String {
+        "\(type(of: self))" + (name.map { " '\($0)'" } ?? "")
+    }
+
+    private var diagnosticState: String {
+        if isFinished { return "finished" }
+        let cancelled = isCancelled ? "cancelled" : "not cancelled"
+        if isExecuting { return "executing, \(cancelled)" }
+        if let operation = self as? AsyncOperation, operation.hasStarted {
+            return "started, \(cancelled)"
+        }
+        return "pending (not started), \(cancelled)"
+    }
+
+    private var diagnosticQueue: String {
+        if let operation = self as? AsyncOperation {
+            if let queue = operation.admittedQueue { return queue.diagnosticDescription }
+            if operation.mayBeQueuedByOtherCode {
+                return "not added by the package; its readiness was asked, so it may be in a queue you added it to"
+            }
+            if operation.hasStarted { return "started" }
+            return "not added to a queue by the package (it starts only once a queue or your code starts it)"
+        }
+        if ForeignAdmissions.shared.isClaimed(self) { return "added to a queue by the package" }
+        return "not known to the package"
+    }
+}
+
+extension OperationQueue {
+    /// The queue's name, whether it is suspended, and how many of its slots are in use.
+    fileprivate var diagnosticDescription: String {
+        let listed = operations
+        let executing = listed.filter(\.isExecuting).count
+        let pending = listed.count - executing - listed.filter(\.isFinished).count
+        let width = maxConcurrentOperationCount
+        var parts = ["'\(name ?? "?")'"]
+        if isSuspended { parts.append("SUSPENDED (nothing starts until isSuspended = false)") }
+        if width == OperationQueue.defaultMaxConcurrentOperationCount {
+            parts.append("\(executing) executing, no slot limit")
+        } else {
+            let saturated = executing >= width ? " — SATURATED" : ""
+            parts.append("\(executing) of \(width) slots in use\(saturated)")
+        }
+        parts.append("\(pending) pending")
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Logs awaits that last longer than `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS`, with the awaited
+/// operation's ``Foundation/Operation/pendingDiagnostics``, to standard error. Off (and free) when
+/// the variable is not set.
+///
+/// Safety: `stopped` is only touched while holding `lock`.
+final class StuckAwaitWatchdog: @unchecked Sendable {
+    /// The threshold in seconds, read once from the environment; `nil` when unset or not positive.
+    static let threshold: Double? = {
+        guard let text = ProcessInfo.processInfo.environment["OPERATIONBRIDGE_STUCK_AWAIT_SECONDS"],
+            let seconds = Double(text), seconds > 0
+        else { return nil }
+        return seconds
+    }()
+
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// Starts watching an await of `operation`; `nil` when the watchdog is off. Call ``stop()``
+    /// when the await ends.
+    static func watch(_ operation: Operation) -> StuckAwaitWatchdog? {
+        guard let threshold else { return nil }
+        let watchdog = StuckAwaitWatchdog()
+        DispatchQueue.global().asyncAfter(deadline: .now() + threshold) { [weak operation] in
+            guard let operation, watchdog.isWatching else { return }
+            let text =
+                "OperationBridge: an await has been waiting for more than \(threshold) s "
+                + "(OPERATIONBRIDGE_STUCK_AWAIT_SECONDS):\n\(operation.pendingDiagnostics)\n"
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+        return watchdog
+    }
+
+    private var isWatching: Bool {
+        lock.withCriticalSection { !stopped }
+    }
+
+    func stop() {
+        lock.withCriticalSection { stopped = true }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// Detects work that waits for its own queue: a deadlock no queue would ever break.
+///
+/// The `Task` that runs a package operation's async work (``TaskOperation``, `then`, `addTask`)
+/// knows, through a task-local value, the queue whose slot its operation holds. When that work
+/// awaits an operation that is waiting for a slot of the same queue, it is *blocked holding a
+/// slot*. Once every slot of the queue is held that way, nothing in the queue can ever start
+/// again: the await traps with a message that says what happened and what to do. Awaiting a
+/// drain of one's own queue (``Foundation/OperationQueue/waitForAllOperations()``) waits for
+/// itself, whatever the queue's width, and traps at once.
+///
+/// Only operations the package knows to be pending in that queue count (it added them, or found
+/// them in the queue's list); a queue with the default `maxConcurrentOperationCount` never runs
+/// out of slots.
+enum QueueSlots {
+    /// The queue whose slot the current task's operation holds.
+    @TaskLocal static var held: ObjectIdentifier?
+
+    /// The queue running the operation being started — whose slot it holds — or `nil` when it was
+    /// started by hand. Call it from `start()`/`main()`. (On the main thread
+    /// `OperationQueue.current` reports the main queue even for an operation started by hand; it
+    /// counts only when the package added the operation there.)
+    static func queueRunning(_ operation: AsyncOperation) -> OperationQueue? {
+        guard let current = OperationQueue.current else { return nil }
+        if current === OperationQueue.main && operation.admittedQueue !== current { return nil }
+        return current
+    }
+
+    /// Runs `wait` — an await of `operation`, pending in `queue` — and traps first when the
+    /// current task holds a slot of `queue` and every other slot is held by work blocked the same
+    /// way.
+    static func checkingSaturation<Result>(
+        awaiting operation: Operation,
+        in queue: OperationQueue?,
+        _ wait: () async -> Result
+    ) async -> Result {
+        guard let held, let queue = queue ?? (operation as? AsyncOperation)?.admittedQueue,
+            ObjectIdentifier(queue) == held, !operation.hasBeenStarted
+        else { return await wait() }
+        let width = queue.maxConcurrentOperationCount
+        guard width != OperationQueue.defaultMaxConcurrentOperationCount else { return await wait() }
+        let blocked = BlockedHolders.shared.enter(queue)
+        defer { BlockedHolders.shared.leave(queue) }
+        if blocked >= width {
+            fatalError(
+                "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' awaits "
+                    + "\(describe(operation)), which waits for a slot of the same queue; all "
+                    + "\(width) slots (maxConcurrentOperationCount) are held by work waiting like this, so "
+                    + "nothing in the queue can start again. Call the async work directly instead of queueing "
+                    + "it, run the inner operation on another queue, or raise maxConcurrentOperationCount."
+            )
+        }
+        return await wait()
+    }
+
+    /// Traps when the current task holds a slot of `queue`: draining it would wait for itself.
+    static func checkDrain(of queue: OperationQueue) {
+        guard let held, held == ObjectIdentifier(queue) else { return }
+        fatalError(
+            "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' waits for "
+                + "all of that queue's operations to finish, its own included: it would wait for itself. "
+                + "Wait for the operations you need instead (waitForCompletion()), or drain from outside the queue."
+        )
+    }
+
+    private static func describe(_ operation: Operation) -> String {
+        "\(type(of: operation))" + (operation.name.map { " '\($0)'" } ?? "")
+    }
+}
+
+/// How many tasks holding a slot of each queue are blocked awaiting work pending in that queue.
+///
+/// Safety: `counts` is only touched while holding `lock`.
+private final class BlockedHolders: @unchecked Sendable {
+    static let shared = BlockedHolders()
+
+    private let lock = NSLock()
+    private var counts: [ObjectIdentifier: Int] = [:]
+
+    /// Counts one more blocked holder of `queue`; returns the count.
+    func enter(_ queue: OperationQueue) -> Int {
+        lock.withCriticalSection {
+            counts[ObjectIdentifier(queue), default: 0] += 1
+            return counts[ObjectIdentifier(queue)]!
+        }
+    }
+
+    func leave(_ queue: OperationQueue) {
+        lock.withCriticalSection {
+            let id = ObjectIdentifier(queue)
+            counts[id]! -= 1
+            if counts[id] == 0 { counts[id] = nil }
+        }
+    }
+}

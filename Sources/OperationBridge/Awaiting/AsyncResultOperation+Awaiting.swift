@@ -33,16 +33,15 @@ extension AsyncResultOperation where Success: Sendable {
     }
 
     /// The operation's success value, once its outcome is final; throws a typed
-    /// ``OperationFailure`` otherwise.
+    /// ``OperationFailure`` that tells its failure, a cancellation and an upstream failure apart.
     ///
-    /// This is the `value` of operations whose `Failure` can express neither cancellation nor an
-    /// upstream failure (most legacy error enums). Where `Failure` adopts
-    /// ``CancellationRepresentable`` (or is `CancellationError` or `any Error`), `value` throws
-    /// `Failure` itself; where it is `Never`, `value` is an optional.
+    /// For every `Failure` — and the way to await operations whose `Failure` can express neither
+    /// cancellation nor an upstream failure (most legacy error enums), for which `value` is not
+    /// available: no `cancelled` case has to be added to them.
     ///
     /// ```swift
     /// do {
-    ///     let record = try await lookup.value  // throws(OperationFailure<LookupError>)
+    ///     let record = try await lookup.outcomeValue  // throws(OperationFailure<LookupError>)
     /// } catch .failed(let error) {
     ///     report(error)
     /// } catch {
@@ -61,10 +60,23 @@ extension AsyncResultOperation where Success: Sendable {
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and throws
     /// ``OperationFailure/cancelled``; the operation is not cancelled.
-    public var value: Success {
+    public var outcomeValue: Success {
         get async throws(OperationFailure<Failure>) {
             try await awaitValue(onTaskCancellation: .stopWaiting, mapping: .wrapped)
         }
+    }
+
+    /// Not available: `Failure` can express neither cancellation nor an upstream failure.
+    ///
+    /// Use ``outcomeValue`` (throws ``OperationFailure``), ``outcome`` (a `Result?`), or adopt
+    /// ``CancellationRepresentable`` in `Failure`.
+    @available(
+        *, unavailable,
+        message:
+            "Failure cannot express cancellation: use 'try await op.outcomeValue' (throws OperationFailure<Failure>) or 'await op.outcome', or adopt CancellationRepresentable in Failure"
+    )
+    public var value: Success {
+        get async throws(Failure) { fatalError("unavailable") }
     }
 
     /// Waits until the outcome is final and returns the success value, or throws what `mapping`

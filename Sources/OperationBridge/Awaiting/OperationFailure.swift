@@ -1,14 +1,17 @@
 /// Why awaiting an operation gave no value, for operations whose `Failure` cannot say it itself.
 ///
 /// Most legacy error enums have no `cancelled` case, and adding one to a public enum breaks every
-/// exhaustive `switch` over it. Awaiting such an operation with `value` or `run` throws this
-/// wrapper instead, still typed: the operation's own failure, a cancellation, or the upstream
-/// failure that kept it from running.
+/// exhaustive `switch` over it. For such operations `value` and `run` are not available (the
+/// compiler says so and points here); ``AsyncResultOperation/outcomeValue``,
+/// ``Foundation/OperationQueue/runForOutcomeValue(_:)``, ``Pipeline/outcomeValue(of:)`` and
+/// ``OperationResults/collectOutcomeValues()`` throw this wrapper instead, still typed: the
+/// operation's own failure, a cancellation, or the upstream failure that kept it from running.
+/// They work for every `Failure`.
 ///
 /// ```swift
-/// enum LookupError: Error { case notFound }              // cannot express cancellation
+/// enum LookupError: Error { case notFound }                  // cannot express cancellation
 /// do {
-///     let record = try await queue.run(lookup)              // throws(OperationFailure<LookupError>)
+///     let record = try await queue.runForOutcomeValue(lookup)   // throws(OperationFailure<LookupError>)
 ///     show(record)
 /// } catch .failed(.notFound) {
 ///     showEmpty()

@@ -45,14 +45,16 @@ extension OperationQueue {
     }
 
     /// Runs `operation` on this queue and returns its success value once its outcome is final;
-    /// throws a typed ``OperationFailure``.
+    /// throws a typed ``OperationFailure`` that tells its failure, a cancellation and an upstream
+    /// failure apart.
     ///
-    /// The `run` of operations whose `Failure` can express neither cancellation nor an upstream
-    /// failure (most legacy error enums), so that no `cancelled` case has to be added to them:
+    /// For every `Failure` — and the way to run operations whose `Failure` can express neither
+    /// cancellation nor an upstream failure (most legacy error enums), for which `run(_:)` is not
+    /// available: no `cancelled` case has to be added to them.
     ///
     /// ```swift
     /// do {
-    ///     let record = try await queue.run(lookup)   // throws(OperationFailure<LookupError>)
+    ///     let record = try await queue.runForOutcomeValue(lookup)   // throws(OperationFailure<LookupError>)
     /// } catch .failed(.notFound) {
     ///     showEmpty()
     /// } catch {
@@ -69,11 +71,26 @@ extension OperationQueue {
     /// The awaiting task owns the operation: cancelling it cancels the operation, and the call
     /// throws ``OperationFailure/cancelled`` — at once if the operation has not started,
     /// otherwise when it has finished.
-    public func run<Success: Sendable, Failure>(
+    public func runForOutcomeValue<Success: Sendable, Failure>(
         _ operation: AsyncResultOperation<Success, Failure>
     ) async throws(OperationFailure<Failure>) -> Success {
         admitOwned(operation)
         return try await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .wrapped)
+    }
+
+    /// Not available: `Failure` can express neither cancellation nor an upstream failure.
+    ///
+    /// Use ``runForOutcomeValue(_:)`` (throws ``OperationFailure``), ``runForOutcome(_:)`` (a
+    /// `Result?`), or adopt ``CancellationRepresentable`` in `Failure`.
+    @available(
+        *, unavailable,
+        message:
+            "Failure cannot express cancellation: use 'try await queue.runForOutcomeValue(op)' (throws OperationFailure<Failure>) or 'await queue.runForOutcome(op)', or adopt CancellationRepresentable in Failure"
+    )
+    public func run<Success: Sendable, Failure>(
+        _ operation: AsyncResultOperation<Success, Failure>
+    ) async throws(Failure) -> Success {
+        fatalError("unavailable")
     }
 
     /// Runs `operation`, which cannot fail, on this queue and returns its value once its outcome

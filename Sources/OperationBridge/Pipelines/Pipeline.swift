@@ -142,15 +142,32 @@ public final class Pipeline: Sendable {
         try await value(of: step, mapping: .untyped)
     }
 
-    /// The success value of a step whose `Failure` can express neither cancellation nor an
-    /// upstream failure; see ``value(of:)-(AsyncResultOperation<Success,Failure>)``.
+    /// Starts the pipeline if needed and returns the success value of `step` once its outcome is
+    /// final; throws a typed ``OperationFailure``. For every `Failure`, and the way to await steps
+    /// whose `Failure` can express neither cancellation nor an upstream failure.
     ///
     /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled``, or
-    ///   ``OperationFailure/upstreamFailed(_:)`` naming the step that failed first upstream.
-    public func value<Success: Sendable, Failure>(
+    ///   ``OperationFailure/upstreamFailed(_:)`` naming the step where the failure started.
+    ///
+    /// ## Cancellation
+    /// The awaiting task owns the pipeline: cancelling it cancels the pipeline.
+    public func outcomeValue<Success: Sendable, Failure>(
         of step: AsyncResultOperation<Success, Failure>
     ) async throws(OperationFailure<Failure>) -> Success {
         try await value(of: step, mapping: .wrapped)
+    }
+
+    /// Not available: `Failure` can express neither cancellation nor an upstream failure. Use
+    /// ``outcomeValue(of:)`` or ``outcome(of:)``.
+    @available(
+        *, unavailable,
+        message:
+            "Failure cannot express cancellation: use 'try await pipeline.outcomeValue(of: step)' (throws OperationFailure<Failure>) or 'await pipeline.outcome(of: step)'"
+    )
+    public func value<Success: Sendable, Failure>(
+        of step: AsyncResultOperation<Success, Failure>
+    ) async throws(Failure) -> Success {
+        fatalError("unavailable")
     }
 
     /// The value of a step that cannot fail; `nil` when it ended without one (cancelled, or kept

@@ -125,8 +125,8 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
     }
 
     /// Every success value, in submission order; at the first failure, cancels the operations that
-    /// have not finished and throws it. `Failure` is thrown through ``OperationFailure``; see
-    /// the overloads for error types that can express cancellation.
+    /// have not finished and throws it through ``OperationFailure``. For every `Failure`; where
+    /// `Failure` can express cancellation, ``collectValues()`` throws it directly.
     ///
     /// The failure thrown is the first one delivered; when that operation only reports an
     /// upstream failure, the failure where it started (see ``firstFailure``) when it is of this
@@ -134,8 +134,19 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
     ///
     /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled`` (an operation was
     ///   cancelled, or the calling task was), or ``OperationFailure/upstreamFailed(_:)``.
-    public func collectValues() async throws(OperationFailure<Failure>) -> [Success] {
+    public func collectOutcomeValues() async throws(OperationFailure<Failure>) -> [Success] {
         try await collectValues(mapping: .wrapped)
+    }
+
+    /// Not available: `Failure` can express neither cancellation nor an upstream failure. Use
+    /// ``collectOutcomeValues()`` or ``collect()``.
+    @available(
+        *, unavailable,
+        message:
+            "Failure cannot express cancellation: use 'try await results.collectOutcomeValues()' (throws OperationFailure<Failure>) or 'await results.collect()'"
+    )
+    public func collectValues() async throws(Failure) -> [Success] {
+        fatalError("unavailable")
     }
 
     func collectValues<Thrown>(mapping: FailureMapping<Failure, Thrown>) async throws(Thrown) -> [Success] {

@@ -34,17 +34,26 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
     ///   - input: A fixed input; when `nil`, the input is taken from an upstream.
     ///   - body: The work. It runs at most once, in a new `Task`; cancelling the operation
     ///     cancels that task.
-    public init(input: Input? = nil, _ body: @escaping @Sendable (Input) async throws(Failure) -> Output) {
+    // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also
+    // where the solver would otherwise infer another `Failure` (see `then`).
+    @_disfavoredOverload
+    public convenience init(input: Input? = nil, _ body: @escaping @Sendable (Input) async throws(Failure) -> Output) {
+        self.init(input: input, running: body)
+    }
+
+    /// The designated initializer behind the public ones.
+    init(input: Input?, running body: @escaping @Sendable (Input) async throws(Failure) -> Output) {
         self.body = body
         super.init(input: input)
     }
 
     /// Creates an operation that runs `body` on `upstream`'s success value.
+    @_disfavoredOverload
     public convenience init<UpstreamFailure: Error>(
         inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>,
         _ body: @escaping @Sendable (Input) async throws(Failure) -> Output
     ) {
-        self.init(input: nil, body)
+        self.init(input: nil, running: body)
         takeInput(from: upstream)
     }
 
@@ -55,6 +64,25 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
             return finishWithoutRunning(reporting: missing, onlyIfPending: false)
         }
         runAttachedWork { [body] () async throws(Failure) -> Output in try await body(input) }
+    }
+}
+
+extension ChainedTaskOperation where Failure == Never {
+    /// Creates an operation that runs `body`, which cannot fail, on its input when started.
+    ///
+    /// The same as ``init(input:_:)`` for a non-throwing closure; it lets the compiler infer
+    /// `Failure == Never` where the closure is written inline.
+    public convenience init(input: Input? = nil, _ body: @escaping @Sendable (Input) async -> Output) {
+        self.init(input: input, running: body)
+    }
+
+    /// Creates an operation that runs `body`, which cannot fail, on `upstream`'s success value.
+    public convenience init<UpstreamFailure: Error>(
+        inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>,
+        _ body: @escaping @Sendable (Input) async -> Output
+    ) {
+        self.init(input: nil, running: body)
+        takeInput(from: upstream)
     }
 }
 
@@ -74,9 +102,22 @@ extension AsyncResultOperation where Success: Sendable {
     /// When this operation fails or is cancelled, `body` does not run: the returned operation
     /// finishes with an ``UpstreamFailedError``-based failure (see
     /// ``ChainedAsyncResultOperation/upstreamFailurePolicy``).
+    // Disfavored: for a closure that cannot throw, the `Never` overload below must win. Without
+    // this, in a throwing context such as `#expect(await step.value == 2)`, the compiler infers
+    // `NewFailure == any Error` to avoid comparing an optional, and asks for a `try`.
+    @_disfavoredOverload
     public func then<Output: Sendable, NewFailure: Error>(
         _ body: @escaping @Sendable (Success) async throws(NewFailure) -> Output
     ) -> ChainedTaskOperation<Success, Output, NewFailure> {
+        ChainedTaskOperation(inputFrom: self, body)
+    }
+
+    /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
+    /// value; see ``then(_:)-(@Sendable(Success)async throws(NewFailure)->Output)``. The step's
+    /// `Failure` is `Never`: awaiting it answers an optional.
+    public func then<Output: Sendable>(
+        _ body: @escaping @Sendable (Success) async -> Output
+    ) -> ChainedTaskOperation<Success, Output, Never> {
         ChainedTaskOperation(inputFrom: self, body)
     }
 }
@@ -100,12 +141,31 @@ extension OperationQueue {
     ///     is derived; `nil` keeps the default.
     ///   - body: The work; see ``TaskOperation`` for cancellation and task-local semantics.
     /// - Returns: The queued operation.
+    // Disfavored: for a closure that cannot throw, the `Never` overload below must win (see `then`).
+    @_disfavoredOverload
     @discardableResult
     public func addTask<Success: Sendable, Failure: Error>(
         qualityOfService: QualityOfService? = nil,
         _ body: @escaping @Sendable () async throws(Failure) -> Success
     ) -> TaskOperation<Success, Failure> {
-        let operation = TaskOperation(body)
+        add(TaskOperation(running: body), qualityOfService: qualityOfService)
+    }
+
+    /// Adds an operation that runs `body`, which cannot fail, and returns it; see
+    /// ``addTask(qualityOfService:_:)-(_,@Sendable()async throws(Failure)->Success)``. Its `Failure` is `Never`:
+    /// `await queue.addTask { 42 }.value` answers an optional.
+    @discardableResult
+    public func addTask<Success: Sendable>(
+        qualityOfService: QualityOfService? = nil,
+        _ body: @escaping @Sendable () async -> Success
+    ) -> TaskOperation<Success, Never> {
+        add(TaskOperation(running: body), qualityOfService: qualityOfService)
+    }
+
+    private func add<Success, Failure>(
+        _ operation: TaskOperation<Success, Failure>,
+        qualityOfService: QualityOfService?
+    ) -> TaskOperation<Success, Failure> {
         if let qualityOfService { operation.qualityOfService = qualityOfService }
         admit(operation)
         return operation

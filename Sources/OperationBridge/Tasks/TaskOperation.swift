@@ -45,7 +45,15 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
     ///
     /// - Parameter body: The work. It runs at most once, in a new `Task`, on the cooperative
     ///   thread pool; cancelling the operation cancels that task.
-    public init(_ body: @escaping @Sendable () async throws(Failure) -> Success) {
+    // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also where
+    // the solver would otherwise infer another `Failure` (see `then`).
+    @_disfavoredOverload
+    public convenience init(_ body: @escaping @Sendable () async throws(Failure) -> Success) {
+        self.init(running: body)
+    }
+
+    /// The designated initializer behind both public ones.
+    init(running body: @escaping @Sendable () async throws(Failure) -> Success) {
         self.body = body
         super.init()
     }
@@ -53,5 +61,19 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
     /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
     public override func main() {
         runAttachedWork(body)
+    }
+}
+
+extension TaskOperation where Failure == Never {
+    /// Creates an operation that runs `body`, which cannot fail, when started.
+    ///
+    /// The same as ``init(_:)`` for a non-throwing closure; it lets the compiler infer
+    /// `Failure == Never` where the closure is written inline, as in
+    /// `await queue.run(TaskOperation { 42 })`.
+    ///
+    /// - Parameter body: The work. It runs at most once, in a new `Task`, on the cooperative
+    ///   thread pool; cancelling the operation cancels that task.
+    public convenience init(_ body: @escaping @Sendable () async -> Success) {
+        self.init(running: body)
     }
 }

@@ -9,7 +9,7 @@ extension OperationQueue {
     ///
     /// An operation is never added twice: one that is already pending in a queue (added by the
     /// package, or by your own `addOperation(_:)` to this queue) is only awaited, and so is one
-    /// that has started or finished. See ``Foundation/OperationQueue/admit(_:lookInList:releasingForeignClaimOnFinish:)``
+    /// that has started or finished. See "Queue admission"
     /// in <doc:Design> for how the package tells.
     ///
     /// - Throws: The operation's typed failure; `Failure.cancellation` when it ended cancelled.

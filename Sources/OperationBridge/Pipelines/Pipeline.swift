@@ -10,7 +10,7 @@ import Foundation
 /// finished, so the queue stays short and the cost linear.
 ///
 /// Dependencies are the ordinary ones: `addDependency(_:)`, ``ChainedAsyncResultOperation/takeInput(from:)``
-/// and ``AsyncResultOperation/then(_:)``. Dependencies on operations outside the pipeline
+/// and ``AsyncResultOperation/then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``. Dependencies on operations outside the pipeline
 /// (queued elsewhere, or already finished) are honoured by the queue.
 ///
 /// ```swift

@@ -126,7 +126,7 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
 
     /// Every success value, in submission order; at the first failure, cancels the operations that
     /// have not finished and throws it through ``OperationFailure``. For every `Failure`; where
-    /// `Failure` can express cancellation, ``collectValues()`` throws it directly.
+    /// `Failure` can express cancellation, ``collectValues()-6j213`` throws it directly.
     ///
     /// The failure thrown is the first one delivered; when that operation only reports an
     /// upstream failure, the failure where it started (see ``firstFailure``) when it is of this

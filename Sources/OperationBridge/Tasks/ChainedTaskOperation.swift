@@ -4,7 +4,7 @@ import Foundation
 ///
 /// It is a ``ChainedAsyncResultOperation``: its input comes from ``ChainedAsyncResultOperation/takeInput(from:)``,
 /// from the classic dependency scan, or from ``ChainedAsyncResultOperation/init(input:)``. Most
-/// code creates it with ``AsyncResultOperation/then(_:)``.
+/// code creates it with ``AsyncResultOperation/then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``.
 ///
 /// ```swift
 /// let title = unfurl.then { (url: URL) async throws(TitleError) -> String in
@@ -28,14 +28,14 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
 {
     private let body: @Sendable (Input) async throws(Failure) -> Output
 
+    // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also
+    // where the solver would otherwise infer another `Failure` (see `then`).
     /// Creates an operation that runs `body` on its input when started.
     ///
     /// - Parameters:
     ///   - input: A fixed input; when `nil`, the input is taken from an upstream.
     ///   - body: The work. It runs at most once, in a new `Task`; cancelling the operation
     ///     cancels that task.
-    // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also
-    // where the solver would otherwise infer another `Failure` (see `then`).
     @_disfavoredOverload
     public convenience init(input: Input? = nil, _ body: @escaping @Sendable (Input) async throws(Failure) -> Output) {
         self.init(input: input, running: body)
@@ -87,6 +87,9 @@ extension ChainedTaskOperation where Failure == Never {
 }
 
 extension AsyncResultOperation where Success: Sendable {
+    // Disfavored: for a closure that cannot throw, the `Never` overload below must win. Without
+    // this, in a throwing context such as `#expect(await step.value == 2)`, the compiler infers
+    // `NewFailure == any Error` to avoid comparing an optional, and asks for a `try`.
     /// Returns a new operation that runs `body` on this operation's success value.
     ///
     /// The new operation depends on this one. Add both to a queue (or hand them to a
@@ -102,9 +105,6 @@ extension AsyncResultOperation where Success: Sendable {
     /// When this operation fails or is cancelled, `body` does not run: the returned operation
     /// finishes with an ``UpstreamFailedError``-based failure (see
     /// ``ChainedAsyncResultOperation/upstreamFailurePolicy``).
-    // Disfavored: for a closure that cannot throw, the `Never` overload below must win. Without
-    // this, in a throwing context such as `#expect(await step.value == 2)`, the compiler infers
-    // `NewFailure == any Error` to avoid comparing an optional, and asks for a `try`.
     @_disfavoredOverload
     public func then<Output: Sendable, NewFailure: Error>(
         _ body: @escaping @Sendable (Success) async throws(NewFailure) -> Output
@@ -113,7 +113,7 @@ extension AsyncResultOperation where Success: Sendable {
     }
 
     /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
-    /// value; see ``then(_:)-(@Sendable(Success)async throws(NewFailure)->Output)``. The step's
+    /// value; see ``then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``. The step's
     /// `Failure` is `Never`: awaiting it answers an optional.
     public func then<Output: Sendable>(
         _ body: @escaping @Sendable (Success) async -> Output
@@ -123,6 +123,7 @@ extension AsyncResultOperation where Success: Sendable {
 }
 
 extension OperationQueue {
+    // Disfavored: for a closure that cannot throw, the `Never` overload below must win (see `then`).
     /// Adds an operation that runs `body`, and returns it as a cancellable, awaitable handle.
     ///
     /// The work occupies a queue slot until `body` has returned, so `maxConcurrentOperationCount`
@@ -141,7 +142,6 @@ extension OperationQueue {
     ///     is derived; `nil` keeps the default.
     ///   - body: The work; see ``TaskOperation`` for cancellation and task-local semantics.
     /// - Returns: The queued operation.
-    // Disfavored: for a closure that cannot throw, the `Never` overload below must win (see `then`).
     @_disfavoredOverload
     @discardableResult
     public func addTask<Success: Sendable, Failure: Error>(
@@ -152,7 +152,7 @@ extension OperationQueue {
     }
 
     /// Adds an operation that runs `body`, which cannot fail, and returns it; see
-    /// ``addTask(qualityOfService:_:)-(_,@Sendable()async throws(Failure)->Success)``. Its `Failure` is `Never`:
+    /// ``addTask(qualityOfService:_:)->TaskOperation<Success,Failure>``. Its `Failure` is `Never`:
     /// `await queue.addTask { 42 }.value` answers an optional.
     @discardableResult
     public func addTask<Success: Sendable>(

@@ -41,12 +41,12 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
 {
     private let body: @Sendable () async throws(Failure) -> Success
 
+    // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also where
+    // the solver would otherwise infer another `Failure` (see `then`).
     /// Creates an operation that runs `body` when started.
     ///
     /// - Parameter body: The work. It runs at most once, in a new `Task`, on the cooperative
     ///   thread pool; cancelling the operation cancels that task.
-    // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also where
-    // the solver would otherwise infer another `Failure` (see `then`).
     @_disfavoredOverload
     public convenience init(_ body: @escaping @Sendable () async throws(Failure) -> Success) {
         self.init(running: body)

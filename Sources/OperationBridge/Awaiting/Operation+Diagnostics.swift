@@ -11,7 +11,7 @@ extension Operation {
     /// ```swift
     /// print(download.pendingDiagnostics)
     /// // FetchOperation 'avatar': pending (not started), not cancelled
-    /// //   queue: not added to a queue by the package (it starts only once a queue or your code starts it)
+    /// //   queue: not added to a queue by the package (it may be in a queue you added it to)
     /// //   waits for 1 unfinished dependency:
     /// //   - BlockOperation 'login': pending (not started), not cancelled; queue: not known to the package
     /// ```
@@ -52,10 +52,10 @@ extension Operation {
         if let operation = self as? AsyncOperation {
             if let queue = operation.admittedQueue { return queue.diagnosticDescription }
             if operation.mayBeQueuedByOtherCode {
-                return "not added by the package; its readiness was asked, so it may be in a queue you added it to"
+                return "not added to a queue by the package (it may be in a queue you added it to)"
             }
             if operation.hasStarted { return "started" }
-            return "not added to a queue by the package (it starts only once a queue or your code starts it)"
+            return "in no queue (it starts only once it is added to a queue or started by hand)"
         }
         if ForeignAdmissions.shared.isClaimed(self) { return "added to a queue by the package" }
         return "not known to the package"

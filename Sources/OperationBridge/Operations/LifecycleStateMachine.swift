@@ -180,7 +180,9 @@ struct LifecycleStateMachine {
     // MARK: Queue admission
 
     /// Queues ask `isReady` when an operation is added to them (Linux's `OperationQueue` does so
-    /// inside `addOperation(_:)`; Darwin's implementation is the same design).
+    /// inside `addOperation(_:)`; Darwin's implementation is the same design). Others ask too
+    /// (`addDependency(_:)` and `cancel()` on Linux, a dependency finishing): a recorded question
+    /// only means "maybe queued", and the package then looks in the queue's list.
     mutating func noteReadinessQueried() {
         readinessQueried = true
     }

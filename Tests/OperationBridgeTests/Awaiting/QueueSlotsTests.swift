@@ -1,0 +1,102 @@
+import Foundation
+import OperationBridge
+import Testing
+
+/// Work running in a queue slot that awaits another operation waiting for a slot of the same,
+/// saturated queue would wait forever: the package detects it and traps with a message that says
+/// what happened and what to do. The task's priority follows the queue's quality of service.
+@Suite(.timeLimit(.minutes(1)))
+struct QueueSlotsTests {
+    @Test("An addTask closure awaiting another addTask of its width-1 queue traps, saying why")
+    func nestedAddTaskOnASerialQueueTraps() async throws {
+        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OperationQueue()
+            queue.name = "serial"
+            queue.maxConcurrentOperationCount = 1
+            let outer = queue.addTask { () async -> Int in
+                let inner = queue.addTask { () async -> Int in 1 }
+                return await inner.value ?? 0
+            }
+            _ = await outer.value
+        }
+        let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
+        #expect(message.contains("deadlock"))
+        #expect(message.contains("'serial'"))
+        #expect(message.contains("maxConcurrentOperationCount"))
+    }
+
+    @Test("run of an inner operation from work in a slot of the same saturated queue traps")
+    func nestedRunTraps() async throws {
+        await #expect(processExitsWith: .failure) {
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            let outer = queue.addTask { () async -> Int in
+                await queue.run(TaskOperation { 1 }) ?? 0
+            }
+            _ = await outer.value
+        }
+    }
+
+    @Test("Draining one's own queue from work in one of its slots traps at any width")
+    func drainingOwnQueueTraps() async throws {
+        await #expect(processExitsWith: .failure) {
+            let queue = OperationQueue()
+            let outer = queue.addTask { () async throws(CancellationError) -> Int in
+                try await queue.waitForAllOperations()
+                return 0
+            }
+            _ = try? await outer.value
+        }
+    }
+
+    @Test("With a free slot, nested work on the same queue is fine")
+    func nestedWorkWithAFreeSlot() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 2
+        let outer = queue.addTask { () async -> Int in
+            let inner = queue.addTask { () async -> Int in 20 }
+            return (await inner.value ?? 0) + 1
+        }
+        #expect(await outer.value == 21)
+        let unlimited = OperationQueue()
+        let nested = unlimited.addTask { () async -> Int in
+            await unlimited.run(TaskOperation { 5 }) ?? 0
+        }
+        #expect(await nested.value == 5)
+    }
+
+    @Test("Awaiting work on another queue from a serial queue's slot is fine")
+    func nestedWorkOnAnotherQueue() async throws {
+        let serial = OperationQueue()
+        serial.maxConcurrentOperationCount = 1
+        let other = OperationQueue()
+        other.maxConcurrentOperationCount = 1
+        let outer = serial.addTask { () async -> Int in
+            await other.run(TaskOperation { 3 }) ?? 0
+        }
+        #expect(await outer.value == 3)
+    }
+
+    // MARK: - Quality of service from the queue
+
+    @Test(
+        "The task's priority follows the queue's quality of service when the operation has none of its own",
+        arguments: [
+            (QualityOfService.userInitiated, QualityOfService.default, TaskPriority.high),
+            (.utility, .default, .utility),
+            (.default, .default, .medium),
+            (.userInitiated, .utility, .utility),
+        ])
+    func priorityFollowsTheQueue(queueQuality: QualityOfService, ownQuality: QualityOfService, expected: TaskPriority)
+        async
+    {
+        let queue = OperationQueue()
+        queue.qualityOfService = queueQuality
+        let operation = TaskOperation { () async -> TaskPriority in Task.currentPriority }
+        operation.qualityOfService = ownQuality
+        queue.addOperation(operation)
+        // Awaited from a low-priority task, so that awaiting does not raise the priority.
+        let observed = await Task(priority: .background) { await operation.value }.value
+        #expect(observed == expected)
+    }
+}

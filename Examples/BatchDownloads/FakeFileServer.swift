@@ -1,6 +1,7 @@
 // A pretend file server and a classic download operation: enough to run the example without a
-// network. The server answers on another thread after a delay proportional to the file's size,
-// so that the downloads finish in an order a person can follow; nothing depends on the timing.
+// network. Transfers take time on a virtual clock (1 ms per 10 KB), so the downloads finish in
+// the order a real server would finish them, and always in the same order, however busy the
+// machine is: the example's output is the same on every run.
 import Foundation
 import OperationBridge
 
@@ -20,17 +21,78 @@ enum DownloadError: Error, CancellationRepresentable {
     static var cancellation: DownloadError { .cancelled }
 }
 
-/// Serves files after a delay of 1 ms per 10 KB (10 ms for a missing file).
-struct FakeFileServer: Sendable {
-    /// Calls `completion` with the file's bytes, or `.notFound`. Transfers cannot be interrupted.
-    func download(_ file: RemoteFile, completion: @escaping @Sendable (Result<Data, DownloadError>) -> Void) {
-        let delay = DispatchTimeInterval.milliseconds((file.kilobytes ?? 100) / 10)
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
-            if let kilobytes = file.kilobytes {
-                completion(.success(Data(count: kilobytes * 1024)))
-            } else {
-                completion(.failure(.notFound(file.name)))
-            }
+/// Serves files on a virtual clock: a transfer takes 1 ms per 10 KB (10 ms for a missing file),
+/// measured from the virtual moment it was requested.
+///
+/// The server completes the transfer that ends first on its clock — but only once every
+/// connection is busy, or no download of the batch is still waiting to start: so a download the
+/// queue is about to start always gets its turn, as it would on a real network.
+///
+/// Safety: the mutable state is only touched while holding `lock`; completions run after the lock
+/// is released.
+final class FakeFileServer: @unchecked Sendable {
+    private struct Transfer {
+        let finishesAt: Int
+        let order: Int
+        let complete: @Sendable () -> Void
+    }
+
+    private let lock = NSLock()
+    /// Delivers the completions one after the other, as one network connection would.
+    private let network = DispatchQueue(label: "FakeFileServer.network")
+    private let connections: Int
+    private var now = 0
+    private var requests = 0
+    private var inFlight: [Transfer] = []
+    /// The downloads of the current batches that have not requested their file yet.
+    private var waitingToStart: [DownloadOperation] = []
+
+    init(connections: Int) {
+        self.connections = connections
+    }
+
+    /// Tells the server which downloads are coming.
+    func expect(_ downloads: [DownloadOperation]) {
+        lock.withLock { waitingToStart += downloads }
+    }
+
+    /// Calls `completion` with the file's bytes, or `.notFound`, on another thread. Transfers
+    /// cannot be interrupted.
+    func download(
+        _ file: RemoteFile,
+        for operation: DownloadOperation,
+        completion: @escaping @Sendable (Result<Data, DownloadError>) -> Void
+    ) {
+        lock.withLock {
+            waitingToStart.removeAll { $0 === operation }
+            let duration = (file.kilobytes ?? 100) / 10
+            requests += 1
+            inFlight.append(
+                Transfer(finishesAt: now + duration, order: requests) {
+                    if let kilobytes = file.kilobytes {
+                        completion(.success(Data(count: kilobytes * 1024)))
+                    } else {
+                        completion(.failure(.notFound(file.name)))
+                    }
+                })
+        }
+        advance()
+    }
+
+    /// Completes the next transfer when it is time to.
+    func advance() {
+        let next: Transfer? = lock.withLock {
+            waitingToStart.removeAll { $0.isCancelled || $0.isFinished }
+            guard !inFlight.isEmpty, inFlight.count >= connections || waitingToStart.isEmpty else { return nil }
+            let index = inFlight.indices.min { (inFlight[$0].finishesAt, inFlight[$0].order) < (inFlight[$1].finishesAt, inFlight[$1].order) }!
+            let transfer = inFlight.remove(at: index)
+            now = transfer.finishesAt
+            return transfer
+        }
+        guard let next else { return }
+        network.async {
+            next.complete()
+            self.advance()
         }
     }
 }
@@ -49,8 +111,13 @@ final class DownloadOperation: AsyncResultOperation<Data, DownloadError>, @unche
     }
 
     override func main() {
-        server.download(file) { [self] result in
+        server.download(file, for: self) { [self] result in
             finish(with: result)
         }
+    }
+
+    override func cancel() {
+        super.cancel()
+        server.advance()  // a download cancelled before it started will not request its file
     }
 }

@@ -84,6 +84,10 @@ struct BookmarkFeature: Sendable {
 
     /// Step 4: the task that runs an operation owns it.
     func cancelWhileUnfurling(_ link: URL) async {
+        // The simulated web answers at once: with the queue suspended, the cancellation always
+        // reaches the unfurl before it can start, so this example prints the same every time.
+        queue.isSuspended = true
+        defer { queue.isSuspended = false }
         // After
         let unfurl = UnfurlURLOperation(shortURL: link, web: web)
         let task = Task { try await queue.run(unfurl) }

@@ -71,9 +71,10 @@ let url = try await hello.pipeline.value(of: hello.publish)  // throws(PublishEr
 print("  published at \(url)")
 hello.printSteps()
 
-// 2. A failure in the middle: `render` fails. The purge that depends on it is cancelled and never
-// runs; `publish`, which takes its input from it, reports the failure in its own typed result;
-// `check links`, which does not depend on it, goes on.
+// 2. A failure in the middle: `render` fails. The purge that depends on it never runs (a
+// BlockOperation can only be cancelled); `publish`, which takes its input from it, reports the
+// failure in its own typed result — `.upstream(…)`, not a cancellation; `check links`, which does
+// not depend on it, goes on.
 print("\n2. broken-draft — a failure in the middle")
 let broken = try Publication(slug: "broken-draft", cms: cms, queue: queue)
 do {
@@ -83,6 +84,8 @@ do {
 }
 try await broken.pipeline.waitForCompletion()
 broken.printSteps()
+// The step where the failure started, whatever the error types along the way can express.
+print("  first failure: \(broken.pipeline.firstFailure.map(String.init(describing:)) ?? "none")")
 
 // 3. Cancelled as one: while the links are being checked, cancel the whole pipeline. Steps that
 // have not finished are cancelled; the running async step sees its task cancelled.

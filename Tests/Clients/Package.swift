@@ -4,7 +4,7 @@
 // CI builds this package on its own (`swift build --package-path Tests/Clients`), without
 // warnings as errors: the legacy target's calls of Foundation's blocking waits from async code
 // are warnings in the Swift 5 language mode — and must stay warnings, not turn into errors,
-// once the package is added.
+// once the package is added. CI then runs `TopLevelLoops`, which exits with 1 on a failed check.
 import PackageDescription
 
 // A path dependency's identity is the name of its directory: the repository's clone, whatever
@@ -31,6 +31,12 @@ let package = Package(
             name: "LegacySwift5",
             dependencies: [operationBridge],
             swiftSettings: [.swiftLanguageMode(.v5)]
-        )
+        ),
+        // Top-level code (main.swift), where Swift never destroys a loop's iterator: leaving a
+        // results loop there cancels nothing until `cancel()` is called (documented, checked).
+        .executableTarget(
+            name: "TopLevelLoops",
+            dependencies: [operationBridge]
+        ),
     ]
 )

@@ -84,7 +84,9 @@ final class FakeFileServer: @unchecked Sendable {
         let next: Transfer? = lock.withLock {
             waitingToStart.removeAll { $0.isCancelled || $0.isFinished }
             guard !inFlight.isEmpty, inFlight.count >= connections || waitingToStart.isEmpty else { return nil }
-            let index = inFlight.indices.min { (inFlight[$0].finishesAt, inFlight[$0].order) < (inFlight[$1].finishesAt, inFlight[$1].order) }!
+            let index = inFlight.indices.min {
+                (inFlight[$0].finishesAt, inFlight[$0].order) < (inFlight[$1].finishesAt, inFlight[$1].order)
+            }!
             let transfer = inFlight.remove(at: index)
             now = transfer.finishesAt
             return transfer

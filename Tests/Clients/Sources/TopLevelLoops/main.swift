@@ -37,7 +37,8 @@ do {
     let operations = makeOperations()
     let results = try serialQueue().results(of: operations, order: .submission)
     for await _ in results { break }
-    check(operations.dropFirst().allSatisfy { !$0.isCancelled }, "results(of:): leaving a top-level loop cancels nothing")
+    check(
+        operations.dropFirst().allSatisfy { !$0.isCancelled }, "results(of:): leaving a top-level loop cancels nothing")
     results.cancel()
     check(operations.dropFirst().allSatisfy(\.isCancelled), "results(of:): cancel() cancels the rest")
     try await operations.waitForCompletion()
@@ -48,7 +49,8 @@ do {
     let operations = makeOperations()
     let values = try serialQueue().values(of: operations, order: .submission)
     for try await _ in values { break }
-    check(operations.dropFirst().allSatisfy { !$0.isCancelled }, "values(of:): leaving a top-level loop cancels nothing")
+    check(
+        operations.dropFirst().allSatisfy { !$0.isCancelled }, "values(of:): leaving a top-level loop cancels nothing")
     values.cancel()
     check(operations.dropFirst().allSatisfy(\.isCancelled), "values(of:): cancel() cancels the rest")
     try await operations.waitForCompletion()
@@ -60,7 +62,9 @@ do {
     let pipeline = try Pipeline(operations, on: serialQueue())
     let steps = pipeline.finishedSteps
     for await _ in steps { break }
-    check(operations.dropFirst().allSatisfy { !$0.isCancelled }, "finishedSteps: leaving a top-level loop cancels nothing")
+    check(
+        operations.dropFirst().allSatisfy { !$0.isCancelled }, "finishedSteps: leaving a top-level loop cancels nothing"
+    )
     steps.cancel()
     check(operations.dropFirst().allSatisfy(\.isCancelled), "finishedSteps: cancel() cancels the rest")
     try await pipeline.waitForCompletion()

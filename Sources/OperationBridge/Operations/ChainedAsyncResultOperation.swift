@@ -17,7 +17,9 @@ import Foundation
 /// let unfurl = UnfurlOperation(shortURL: link)                // AsyncResultOperation<URL, …>
 /// let fetchTitle = FetchTitleOperation()                      // Chained…<URL, String, …>
 /// fetchTitle.takeInput(from: unfurl)
-/// queue.addOperations([unfurl, fetchTitle], waitUntilFinished: false)
+/// queue.addOperation(unfurl)
+/// queue.addOperation(fetchTitle)
+/// let title = try await fetchTitle.value
 /// ```
 ///
 /// ## When the upstream failed

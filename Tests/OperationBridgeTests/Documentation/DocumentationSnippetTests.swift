@@ -30,6 +30,24 @@ final class FetchNumberOperation: AsyncResultOperation<Int, FetchError>, @unchec
     }
 }
 
+/// A legacy error enum: no `cancelled` case.
+enum DirectoryError: Error {
+    case notFound
+}
+
+/// A classic operation whose error type cannot express cancellation.
+final class DirectoryLookup: AsyncResultOperation<String, DirectoryError>, @unchecked Sendable {
+    let key: String
+
+    init(_ key: String) {
+        self.key = key
+    }
+
+    override func main() {
+        finish(with: key.isEmpty ? .failure(.notFound) : .success(key.uppercased()))
+    }
+}
+
 enum RequestContext {
     @TaskLocal static var id = "none"
 }
@@ -199,5 +217,81 @@ enum RequestContext {
         }
         try await queue.waitForAllOperations()
         #expect(released == nil)  // the bridge keeps no finished operation alive
+    }
+
+    @Test func awaitingALegacyErrorType() async {
+        let queue = OperationQueue()
+        let lookup = DirectoryLookup("")
+        // `DirectoryError` has no `cancelled` case: `value` and `run` are unavailable, and the
+        // compiler points to the typed wrapper.
+        do {
+            let record = try await queue.runForOutcomeValue(lookup)  // throws(OperationFailure<DirectoryError>)
+            print(record)
+        } catch .failed(let error) {
+            print("failed: \(error)")  // error: DirectoryError
+        } catch {
+            print("no record: \(error)")  // .cancelled, or .upstreamFailed(let cause)
+        }
+    }
+
+    @Test func neverFailingOperations() async {
+        let queue = OperationQueue()
+        // An operation that cannot fail: no `try`; `nil` only if it was cancelled before it ran.
+        let answer = await queue.addTask { 6 * 7 }.value  // Int?
+        #expect(answer == 42)
+    }
+
+    @Test func runningAnOperationAlreadyQueued() async throws {
+        let queue = OperationQueue()
+        // Already in the queue: `run` awaits it; it does not add it a second time.
+        let upload = queue.addTask { () async throws(CancellationError) -> Int in 201 }
+        let status = try await queue.run(upload)
+        #expect(status == 201)
+    }
+
+    @Test func leavingALoopInTopLevelCode() async throws {
+        let queue = OperationQueue()
+        let fetches = (1...5).map(FetchNumberOperation.init)
+        let results = try queue.results(of: fetches)
+        for await finished in results {
+            if case .failure? = finished.result { break }
+        }
+        results.cancel()  // needed after a loop in main.swift; harmless anywhere
+        try await fetches.waitForCompletion()
+    }
+
+    @Test func explainingAStuckAwait() async {
+        let login = BlockOperation {}
+        let fetch = FetchNumberOperation(1)
+        fetch.addDependency(login)  // `login` is never queued: `fetch` would wait forever
+        print(fetch.pendingDiagnostics)
+        #expect(fetch.pendingDiagnostics.contains("BlockOperation"))
+    }
+
+    @Test func aFailureThroughGlue() async throws {
+        let queue = OperationQueue()
+        let fetch = FetchNumberOperation(-1)  // fails with .notFound
+        let glue = BlockOperation { print("glue") }
+        glue.addDependency(fetch)
+        let store = TaskOperation { () async throws -> Int in 1 }
+        store.addDependency(glue)  // does not take an input: the pipeline stops it
+        let pipeline = try Pipeline([fetch, glue, store], on: queue)
+        try await pipeline.waitForCompletion()
+        print(store.upstreamFailure?.rootFailure as Any)  // Optional(FetchError.notFound)
+        print(pipeline.firstFailure as Any)  // Step 0 (FetchNumberOperation) failed: notFound
+        #expect(store.upstreamFailure?.rootFailure as? FetchError == .notFound)
+        #expect(!store.isCancelled)
+    }
+
+    @Test func aCycleThroughAnOutsideOperation() throws {
+        let queue = OperationQueue()
+        let step = FetchNumberOperation(1)
+        let outside = BlockOperation {}
+        step.addDependency(outside)
+        outside.addDependency(step)  // outside the pipeline, and waiting for it
+        #expect(throws: PipelineError.self) {
+            try Pipeline([step], on: queue)
+        }
+        outside.removeDependency(step)
     }
 }

@@ -91,4 +91,22 @@ import Testing
             #expect(operation.mainCalls.all.count <= 1)
         }
     }
+
+    /// Overrides `isReady` without calling `super`, as some classic code does to hold an
+    /// operation back: the package can no longer see that a queue asked.
+    final class OwnReadiness: AsyncResultOperation<Int, CancellationError>, @unchecked Sendable {
+        override var isReady: Bool { true }
+        override func main() { finish(with: .success(1)) }
+    }
+
+    @Test("run on an operation whose isReady override hides that you queued it: Foundation traps")
+    func isReadyWithoutSuperHidesYourOwnQueueing() async {
+        await #expect(processExitsWith: .failure) {
+            let queue = OperationQueue()
+            queue.isSuspended = true
+            let operation = OwnReadiness()
+            queue.addOperation(operation)
+            _ = try? await queue.run(operation)  // added a second time: Foundation traps
+        }
+    }
 }

@@ -158,20 +158,38 @@ func printTable(_ rows: [Measurement]) {
     }
 }
 
-/// Runs `body` for `0..<count` in concurrent child tasks, keeping no results.
+/// Runs `body(0..<count)` concurrently: every body starts at once, and the call returns when all
+/// have returned. Both sides of a comparison use it.
 ///
-/// Uses a discarding task group where available: a plain task group removes each finished child
-/// from a linked list when its result is taken, which is quadratic at tens of thousands of
-/// children and would swamp what the scenarios measure.
+/// The bodies are spread over task groups of at most 500 children, all running at once, inside
+/// one outer group: the runtime keeps a group's children in a linked list that it walks to remove
+/// each finished child (`swift::TaskGroup::removeChildTask`, discarding groups included), so one
+/// group of 50,000 children spends most of its time there — quadratically, and differently from
+/// round to round depending on the order the children finish in — and swamps what is measured.
 func forEachConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) async -> Void) async {
+    let chunk = 500
+    let chunks = stride(from: 0, to: count, by: chunk).map { $0..<min($0 + chunk, count) }
     if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-        await withDiscardingTaskGroup { group in
-            for index in 0..<count { group.addTask { await body(index) } }
+        await withDiscardingTaskGroup { outer in
+            for range in chunks {
+                outer.addTask {
+                    await withDiscardingTaskGroup { group in
+                        for index in range { group.addTask { await body(index) } }
+                    }
+                }
+            }
         }
     } else {
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<count { group.addTask { await body(index) } }
-            await group.waitForAll()
+        await withTaskGroup(of: Void.self) { outer in
+            for range in chunks {
+                outer.addTask {
+                    await withTaskGroup(of: Void.self) { group in
+                        for index in range { group.addTask { await body(index) } }
+                        await group.waitForAll()
+                    }
+                }
+            }
+            await outer.waitForAll()
         }
     }
 }

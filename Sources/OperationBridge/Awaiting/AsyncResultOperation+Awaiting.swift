@@ -62,7 +62,7 @@ extension AsyncResultOperation where Success: Sendable {
     /// ``OperationFailure/cancelled``; the operation is not cancelled.
     public var outcomeValue: Success {
         get async throws(OperationFailure<Failure>) {
-            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: .wrapped)
+            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Failure>.self)
         }
     }
 
@@ -86,11 +86,11 @@ extension AsyncResultOperation where Success: Sendable {
     /// it throws `mapping.cancelled()`; with ``OperationWaiter/TaskCancellation/cancelOperation``
     /// the operation was cancelled, and its own outcome (usually its cancellation failure) is
     /// answered.
-    func awaitValue<Thrown: Error>(
+    func awaitValue<Mapping: FailureMapping>(
         in queue: OperationQueue? = nil,
         onTaskCancellation: OperationWaiter.TaskCancellation,
-        mapping: FailureMapping<Failure, Thrown>
-    ) async throws(Thrown) -> Success {
+        mapping: Mapping.Type
+    ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         let final = await OperationWaiter.waitForFinish(
             of: self,
             in: queue,
@@ -130,7 +130,7 @@ extension AsyncResultOperation where Success: Sendable, Failure: CancellationRep
     /// to the task, use ``Foundation/OperationQueue/run(_:)-(AsyncResultOperation<Success,Failure>)``.
     public var value: Success {
         get async throws(Failure) {
-            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: .own)
+            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: OwnFailure<Failure>.self)
         }
     }
 }
@@ -150,7 +150,7 @@ extension AsyncResultOperation where Success: Sendable, Failure == any Error {
     /// operation is not cancelled (other tasks may be waiting for it).
     public var value: Success {
         get async throws {
-            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: .untyped)
+            try await awaitValue(onTaskCancellation: .stopWaiting, mapping: UntypedFailure.self)
         }
     }
 }
@@ -174,7 +174,7 @@ extension AsyncResultOperation where Success: Sendable, Failure == Never {
     /// not cancelled.
     public var value: Success? {
         get async {
-            try? await awaitValue(onTaskCancellation: .stopWaiting, mapping: .wrapped)
+            try? await awaitValue(onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Failure>.self)
         }
     }
 }

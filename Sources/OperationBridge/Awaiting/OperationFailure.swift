@@ -69,33 +69,36 @@ extension OperationFailure: CustomStringConvertible {
 /// How an awaiting API turns an operation that ended without a value into the error it throws.
 ///
 /// One mapping per family of `Failure` types; every awaiting API (`value`, `run`, pipelines,
-/// results sequences) shares the same few, so they answer alike.
-struct FailureMapping<Failure: Error, Thrown: Error>: Sendable {
+/// results sequences) shares the same few, so they answer alike. Static requirements, so that
+/// an await builds nothing: the compiler specializes the mapping away.
+protocol FailureMapping {
+    associatedtype Failure: Error
+    associatedtype Thrown: Error
     /// The operation's own failure.
-    let failed: @Sendable (Failure) -> Thrown
+    static func failed(_ failure: Failure) -> Thrown
     /// Cancelled without a result, or the awaiting task gave up.
-    let cancelled: @Sendable () -> Thrown
+    static func cancelled() -> Thrown
     /// No result because an upstream failure kept the operation from running.
-    let upstreamFailed: @Sendable (UpstreamFailedError) -> Thrown
+    static func upstreamFailed(_ error: UpstreamFailedError) -> Thrown
 }
 
-extension FailureMapping where Failure: CancellationRepresentable, Thrown == Failure {
-    /// The operation's own typed failure; its cancellation value otherwise.
-    static var own: Self {
-        FailureMapping(failed: { $0 }, cancelled: { .cancellation }, upstreamFailed: { _ in .cancellation })
-    }
+/// The operation's own typed failure; its cancellation value otherwise.
+enum OwnFailure<Failure: CancellationRepresentable>: FailureMapping {
+    static func failed(_ failure: Failure) -> Failure { failure }
+    static func cancelled() -> Failure { .cancellation }
+    static func upstreamFailed(_ error: UpstreamFailedError) -> Failure { .cancellation }
 }
 
-extension FailureMapping where Failure == any Error, Thrown == any Error {
-    /// The operation's failure; `CancellationError` or the ``UpstreamFailedError`` otherwise.
-    static var untyped: Self {
-        FailureMapping(failed: { $0 }, cancelled: { CancellationError() }, upstreamFailed: { $0 })
-    }
+/// The operation's failure; `CancellationError` or the ``UpstreamFailedError`` otherwise.
+enum UntypedFailure: FailureMapping {
+    static func failed(_ failure: any Error) -> any Error { failure }
+    static func cancelled() -> any Error { CancellationError() }
+    static func upstreamFailed(_ error: UpstreamFailedError) -> any Error { error }
 }
 
-extension FailureMapping where Thrown == OperationFailure<Failure> {
-    /// ``OperationFailure``.
-    static var wrapped: Self {
-        FailureMapping(failed: { .failed($0) }, cancelled: { .cancelled }, upstreamFailed: { .upstreamFailed($0) })
-    }
+/// ``OperationFailure``.
+enum WrappedFailure<Failure: Error>: FailureMapping {
+    static func failed(_ failure: Failure) -> OperationFailure<Failure> { .failed(failure) }
+    static func cancelled() -> OperationFailure<Failure> { .cancelled }
+    static func upstreamFailed(_ error: UpstreamFailedError) -> OperationFailure<Failure> { .upstreamFailed(error) }
 }

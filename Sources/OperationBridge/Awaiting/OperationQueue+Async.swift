@@ -25,7 +25,8 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Failure>
     ) async throws(Failure) -> Success {
         admitOwned(operation)
-        return try await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .own)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self)
     }
 
     /// Runs `operation` on this queue and returns its success value once its outcome is final.
@@ -41,7 +42,8 @@ extension OperationQueue {
     /// cancellation failure (answered at once if it has not started, otherwise when it ends).
     public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, any Error>) async throws -> Success {
         admitOwned(operation)
-        return try await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .untyped)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self)
     }
 
     /// Runs `operation` on this queue and returns its success value once its outcome is final;
@@ -75,7 +77,8 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Failure>
     ) async throws(OperationFailure<Failure>) -> Success {
         admitOwned(operation)
-        return try await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .wrapped)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self)
     }
 
     /// Not available: `Failure` can express neither cancellation nor an upstream failure.
@@ -107,7 +110,8 @@ extension OperationQueue {
     /// returns `nil` at once if the operation had not started, otherwise once it has finished.
     public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, Never>) async -> Success? {
         admitOwned(operation)
-        return try? await operation.awaitValue(in: self, onTaskCancellation: .cancelOperation, mapping: .wrapped)
+        return try? await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Never>.self)
     }
 
     /// Runs `operation` on this queue and returns its result once its outcome is final.

@@ -46,15 +46,17 @@ enum OperationWaiter {
         onTaskCancellation: TaskCancellation
     ) async -> Bool {
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
+        let blockedSlot = QueueSlots.enter(awaiting: operation, in: queue)
         let watchdog = StuckAwaitWatchdog.watch(operation)
-        defer { watchdog?.stop() }
-        return await QueueSlots.checkingSaturation(awaiting: operation, in: queue) {
-            if let operation = operation as? AsyncOperation {
-                return await waitForFinish(
-                    of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation)
-            }
-            return await waitForFinish(ofForeign: operation, onTaskCancellation: onTaskCancellation)
+        defer {
+            watchdog?.stop()
+            QueueSlots.leave(blockedSlot)
         }
+        if let operation = operation as? AsyncOperation {
+            return await waitForFinish(
+                of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation)
+        }
+        return await waitForFinish(ofForeign: operation, onTaskCancellation: onTaskCancellation)
     }
 
     /// Any other operation is observed through ``FinishObservation``.

@@ -27,21 +27,17 @@ enum QueueSlots {
         return current
     }
 
-    /// Runs `wait` — an await of `operation`, pending in `queue` — and traps first when the
-    /// current task holds a slot of `queue` and every other slot is held by work blocked the same
-    /// way.
-    static func checkingSaturation<Result>(
-        awaiting operation: Operation,
-        in queue: OperationQueue?,
-        _ wait: () async -> Result
-    ) async -> Result {
+    /// Called before the current task awaits `operation`, pending in `queue`: when the task holds a
+    /// slot of that queue, counts it as blocked — and traps when every slot is now held by work
+    /// blocked the same way. Returns the queue to pass to ``leave(_:)`` once the await is over, or
+    /// `nil` (the common case: the task holds no slot, one task-local read).
+    static func enter(awaiting operation: Operation, in queue: OperationQueue?) -> OperationQueue? {
         guard let held, let queue = queue ?? (operation as? AsyncOperation)?.admittedQueue,
             ObjectIdentifier(queue) == held, !operation.hasBeenStarted
-        else { return await wait() }
+        else { return nil }
         let width = queue.maxConcurrentOperationCount
-        guard width != OperationQueue.defaultMaxConcurrentOperationCount else { return await wait() }
+        guard width != OperationQueue.defaultMaxConcurrentOperationCount else { return nil }
         let blocked = BlockedHolders.shared.enter(queue)
-        defer { BlockedHolders.shared.leave(queue) }
         if blocked >= width {
             fatalError(
                 "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' awaits "
@@ -51,7 +47,12 @@ enum QueueSlots {
                     + "it, run the inner operation on another queue, or raise maxConcurrentOperationCount."
             )
         }
-        return await wait()
+        return queue
+    }
+
+    /// Ends what ``enter(awaiting:in:)`` counted.
+    static func leave(_ queue: OperationQueue?) {
+        if let queue { BlockedHolders.shared.leave(queue) }
     }
 
     /// Traps when the current task holds a slot of `queue`: draining it would wait for itself.

@@ -354,7 +354,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         lock.withCriticalSection { lifecycle.mayBeQueuedByOtherCode }
     }
 
-    /// The queue the package added the operation to (or found it in), while it exists.
+    /// The queue the package added the operation to (or found it in), until the operation finishes.
     var admittedQueue: OperationQueue? {
         lock.withCriticalSection { lifecycle.admittedQueue }
     }

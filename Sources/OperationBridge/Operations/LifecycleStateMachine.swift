@@ -51,8 +51,10 @@ struct LifecycleStateMachine {
     private var readinessQueried = false
     /// The package added the operation to a queue, or found it in one.
     private var admitted = false
-    /// That queue, while it exists.
-    private(set) weak var admittedQueue: OperationQueue?
+    /// That queue, until the operation finishes. Strong, and released at the finish: a weak
+    /// reference costs a side-table update per operation, and a queue keeps its pending
+    /// operations anyway (on Linux each one also retains its queue until it finishes).
+    private(set) var admittedQueue: OperationQueue?
 
     private var observers: [(id: ObserverID, observer: Observer)] = []
     private var nextObserverID: UInt64 = 0
@@ -173,6 +175,7 @@ struct LifecycleStateMachine {
         }
         state = .finished
         cancelledWaiters = []
+        admittedQueue = nil
         defer { observers = [] }
         return observers
     }

@@ -131,7 +131,7 @@ public final class Pipeline: Sendable {
     public func value<Success: Sendable, Failure: CancellationRepresentable>(
         of step: AsyncResultOperation<Success, Failure>
     ) async throws(Failure) -> Success {
-        try await value(of: step, mapping: .own)
+        try await value(of: step, mapping: OwnFailure<Failure>.self)
     }
 
     /// The success value of a step whose `Failure` is `any Error`; see ``value(of:)-(AsyncResultOperation<Success,Failure>)``.
@@ -139,7 +139,7 @@ public final class Pipeline: Sendable {
     /// - Throws: The step's failure; the ``UpstreamFailedError`` when an upstream failure kept it
     ///   from running; `CancellationError` when it ended cancelled.
     public func value<Success: Sendable>(of step: AsyncResultOperation<Success, any Error>) async throws -> Success {
-        try await value(of: step, mapping: .untyped)
+        try await value(of: step, mapping: UntypedFailure.self)
     }
 
     /// Starts the pipeline if needed and returns the success value of `step` once its outcome is
@@ -154,7 +154,7 @@ public final class Pipeline: Sendable {
     public func outcomeValue<Success: Sendable, Failure>(
         of step: AsyncResultOperation<Success, Failure>
     ) async throws(OperationFailure<Failure>) -> Success {
-        try await value(of: step, mapping: .wrapped)
+        try await value(of: step, mapping: WrappedFailure<Failure>.self)
     }
 
     /// Not available: `Failure` can express neither cancellation nor an upstream failure. Use
@@ -173,17 +173,17 @@ public final class Pipeline: Sendable {
     /// The value of a step that cannot fail; `nil` when it ended without one (cancelled, or kept
     /// from running by an upstream failure). See ``value(of:)-(AsyncResultOperation<Success,Failure>)``.
     public func value<Success: Sendable>(of step: AsyncResultOperation<Success, Never>) async -> Success? {
-        try? await value(of: step, mapping: .wrapped)
+        try? await value(of: step, mapping: WrappedFailure<Never>.self)
     }
 
-    private func value<Success: Sendable, Failure, Thrown>(
+    private func value<Success: Sendable, Failure, Mapping: FailureMapping>(
         of step: AsyncResultOperation<Success, Failure>,
-        mapping: FailureMapping<Failure, Thrown>
-    ) async throws(Thrown) -> Success {
+        mapping: Mapping.Type
+    ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         start()
         // `withTaskCancellationHandler` is untyped-rethrowing; carry the typed error out in a Result.
-        let result = await withTaskCancellationHandler { () async -> Result<Success, Thrown> in
-            do throws(Thrown) {
+        let result = await withTaskCancellationHandler { () async -> Result<Success, Mapping.Thrown> in
+            do throws(Mapping.Thrown) {
                 return .success(try await step.awaitValue(onTaskCancellation: .cancelOperation, mapping: mapping))
             } catch {
                 return .failure(error)

@@ -135,7 +135,7 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
     /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled`` (an operation was
     ///   cancelled, or the calling task was), or ``OperationFailure/upstreamFailed(_:)``.
     public func collectOutcomeValues() async throws(OperationFailure<Failure>) -> [Success] {
-        try await collectValues(mapping: .wrapped)
+        try await collectValues(mapping: WrappedFailure<Failure>.self)
     }
 
     /// Not available: `Failure` can express neither cancellation nor an upstream failure. Use
@@ -149,7 +149,9 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
         fatalError("unavailable")
     }
 
-    func collectValues<Thrown>(mapping: FailureMapping<Failure, Thrown>) async throws(Thrown) -> [Success] {
+    func collectValues<Mapping: FailureMapping>(
+        mapping: Mapping.Type
+    ) async throws(Mapping.Thrown) -> [Success] where Mapping.Failure == Failure {
         var values = [Success?](repeating: nil, count: operations.count)
         var delivered = 0
         for await element in self {
@@ -210,7 +212,7 @@ extension OperationResults where Failure: CancellationRepresentable {
     /// - Throws: The first failure; `Failure.cancellation` when an operation ended cancelled or
     ///   the calling task was cancelled.
     public func collectValues() async throws(Failure) -> [Success] {
-        try await collectValues(mapping: .own)
+        try await collectValues(mapping: OwnFailure<Failure>.self)
     }
 }
 
@@ -221,6 +223,6 @@ extension OperationResults where Failure == any Error {
     /// - Throws: The first failure; `CancellationError` when an operation ended cancelled without
     ///   a result or the calling task was cancelled.
     public func collectValues() async throws -> [Success] {
-        try await collectValues(mapping: .untyped)
+        try await collectValues(mapping: UntypedFailure.self)
     }
 }

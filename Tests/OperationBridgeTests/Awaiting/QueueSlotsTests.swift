@@ -92,11 +92,17 @@ struct QueueSlotsTests {
     {
         let queue = OperationQueue()
         queue.qualityOfService = queueQuality
-        let operation = TaskOperation { () async -> TaskPriority in Task.currentPriority }
+        let observed = LockedBox<TaskPriority?>(nil)
+        let ran = OneShotSignal()
+        let operation = TaskOperation { () async -> Void in
+            observed.withLock { $0 = Task.currentPriority }
+            ran.fire()
+        }
         operation.qualityOfService = ownQuality
         queue.addOperation(operation)
-        // Awaited from a low-priority task, so that awaiting does not raise the priority.
-        let observed = await Task(priority: .background) { await operation.value }.value
-        #expect(observed == expected)
+        // Nothing awaits the operation (awaiting raises its quality of service to the awaiting
+        // task's priority); a signal escalates nobody.
+        #expect(await ran.wait())
+        #expect(observed.current == expected)
     }
 }

@@ -44,7 +44,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// The `Task` running the operation's async work, if any; cancelled with the operation.
     private var attachedTask: Task<Void, Never>?
     /// Why the operation finished without running, when an upstream failure was the reason.
-    private var storedUpstreamFailure: UpstreamFailedError?
+    /// Boxed: it is rare, and inline it would add some 80 bytes to every operation.
+    private var storedUpstreamFailure: UpstreamFailureBox?
 
     /// Creates a pending operation.
     public override init() {
@@ -96,7 +97,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// a failure caused upstream from the operation's own, whatever its `Failure` type can
     /// express: an operation stopped this way is not cancelled (`isCancelled` is `false`).
     public var upstreamFailure: UpstreamFailedError? {
-        lock.withCriticalSection { storedUpstreamFailure }
+        lock.withCriticalSection { storedUpstreamFailure?.error }
     }
 
     /// Foundation's readiness (every dependency has finished, or the operation is cancelled).
@@ -248,7 +249,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore) }
             var stored: (() -> Void)?
             if !lifecycle.isFinishingOrFinished, !lifecycle.isCancellationRecorded, !outcomeDecidedLocked {
-                storedUpstreamFailure = error
+                storedUpstreamFailure = UpstreamFailureBox(error)
                 stored = storeUpstreamFailureLocked(error)
             }
             return (stored, lifecycle.claimFinish())
@@ -368,5 +369,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Removes an observer that has not run yet.
     func removeFinishObserver(_ id: LifecycleStateMachine.ObserverID) {
         lock.withCriticalSection { _ = lifecycle.removeObserver(id) }
+    }
+}
+
+/// An ``UpstreamFailedError`` behind one reference (see `AsyncOperation.storedUpstreamFailure`).
+private final class UpstreamFailureBox: Sendable {
+    let error: UpstreamFailedError
+
+    init(_ error: UpstreamFailedError) {
+        self.error = error
     }
 }

@@ -167,14 +167,9 @@ extension AsyncResultOperation where Success: Sendable {
     /// Runs `work` in the operation's attached `Task` and finishes with what it returns or
     /// throws. The task holds the operation only weakly: the queue keeps it alive while it runs,
     /// and the operation can go away as soon as its awaiters are done with it.
-    final func runAttachedWork(_ work: @escaping @Sendable () async throws(Failure) -> Success) {
+    final func runAttachedWork(_ work: TaskBody<Success, Failure>) {
         runAttachedTask { [weak self] in
-            let result: Result<Success, Failure>
-            do throws(Failure) {
-                result = .success(try await work())
-            } catch {
-                result = .failure(error)
-            }
+            let result = await work.run()
             self?.finish(with: result)
         }
     }

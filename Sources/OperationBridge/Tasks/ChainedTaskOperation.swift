@@ -26,7 +26,7 @@ import Foundation
 public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failure: Error>:
     ChainedAsyncResultOperation<Input, Output, Failure>, @unchecked Sendable
 {
-    private let body: @Sendable (Input) async throws(Failure) -> Output
+    private let body: ChainedTaskBody<Input, Output, Failure>
 
     // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also
     // where the solver would otherwise infer another `Failure` (see `then`).
@@ -38,11 +38,11 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
     ///     cancels that task.
     @_disfavoredOverload
     public convenience init(input: Input? = nil, _ body: @escaping @Sendable (Input) async throws(Failure) -> Output) {
-        self.init(input: input, running: body)
+        self.init(input: input, running: .throwing(body))
     }
 
     /// The designated initializer behind the public ones.
-    init(input: Input?, running body: @escaping @Sendable (Input) async throws(Failure) -> Output) {
+    init(input: Input?, running body: ChainedTaskBody<Input, Output, Failure>) {
         self.body = body
         super.init(input: input)
     }
@@ -53,7 +53,7 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
         inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>,
         _ body: @escaping @Sendable (Input) async throws(Failure) -> Output
     ) {
-        self.init(input: nil, running: body)
+        self.init(input: nil, running: .throwing(body))
         takeInput(from: upstream)
     }
 
@@ -63,7 +63,22 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
             let missing = UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
             return finishWithoutRunning(reporting: missing, onlyIfPending: false)
         }
-        runAttachedWork { [body] () async throws(Failure) -> Output in try await body(input) }
+        runAttachedWork(body.bound(to: input))
+    }
+}
+
+/// The closure of a ``ChainedTaskOperation``, kept in the form it was written in (see
+/// `TaskBody`).
+enum ChainedTaskBody<Input: Sendable, Output: Sendable, Failure: Error>: Sendable {
+    case throwing(@Sendable (Input) async throws(Failure) -> Output)
+    case nonThrowing(@Sendable (Input) async -> Output)
+
+    /// The work to run: the closure applied to `input`.
+    func bound(to input: Input) -> TaskBody<Output, Failure> {
+        switch self {
+        case .throwing(let body): .throwing { () async throws(Failure) -> Output in try await body(input) }
+        case .nonThrowing(let body): .nonThrowing { await body(input) }
+        }
     }
 }
 
@@ -73,7 +88,7 @@ extension ChainedTaskOperation where Failure == Never {
     /// The same as ``init(input:_:)`` for a non-throwing closure; it lets the compiler infer
     /// `Failure == Never` where the closure is written inline.
     public convenience init(input: Input? = nil, _ body: @escaping @Sendable (Input) async -> Output) {
-        self.init(input: input, running: body)
+        self.init(input: input, running: .nonThrowing(body))
     }
 
     /// Creates an operation that runs `body`, which cannot fail, on `upstream`'s success value.
@@ -81,7 +96,7 @@ extension ChainedTaskOperation where Failure == Never {
         inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>,
         _ body: @escaping @Sendable (Input) async -> Output
     ) {
-        self.init(input: nil, running: body)
+        self.init(input: nil, running: .nonThrowing(body))
         takeInput(from: upstream)
     }
 }
@@ -148,7 +163,7 @@ extension OperationQueue {
         qualityOfService: QualityOfService? = nil,
         _ body: @escaping @Sendable () async throws(Failure) -> Success
     ) -> TaskOperation<Success, Failure> {
-        add(TaskOperation(running: body), qualityOfService: qualityOfService)
+        add(TaskOperation(running: .throwing(body)), qualityOfService: qualityOfService)
     }
 
     /// Adds an operation that runs `body`, which cannot fail, and returns it; see
@@ -159,7 +174,7 @@ extension OperationQueue {
         qualityOfService: QualityOfService? = nil,
         _ body: @escaping @Sendable () async -> Success
     ) -> TaskOperation<Success, Never> {
-        add(TaskOperation(running: body), qualityOfService: qualityOfService)
+        add(TaskOperation(running: .nonThrowing(body)), qualityOfService: qualityOfService)
     }
 
     private func add<Success, Failure>(

@@ -39,7 +39,7 @@ import Foundation
 public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
     @unchecked Sendable
 {
-    private let body: @Sendable () async throws(Failure) -> Success
+    private let body: TaskBody<Success, Failure>
 
     // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also where
     // the solver would otherwise infer another `Failure` (see `then`).
@@ -49,11 +49,11 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
     ///   thread pool; cancelling the operation cancels that task.
     @_disfavoredOverload
     public convenience init(_ body: @escaping @Sendable () async throws(Failure) -> Success) {
-        self.init(running: body)
+        self.init(running: .throwing(body))
     }
 
     /// The designated initializer behind both public ones.
-    init(running body: @escaping @Sendable () async throws(Failure) -> Success) {
+    init(running body: TaskBody<Success, Failure>) {
         self.body = body
         super.init()
     }
@@ -74,6 +74,28 @@ extension TaskOperation where Failure == Never {
     /// - Parameter body: The work. It runs at most once, in a new `Task`, on the cooperative
     ///   thread pool; cancelling the operation cancels that task.
     public convenience init(_ body: @escaping @Sendable () async -> Success) {
-        self.init(running: body)
+        self.init(running: .nonThrowing(body))
+    }
+}
+
+/// The closure of a ``TaskOperation``, kept in the form it was written in: converting a
+/// non-throwing closure to `throws(Failure)` would cost a reabstraction thunk — a heap
+/// allocation — per operation.
+enum TaskBody<Success: Sendable, Failure: Error>: Sendable {
+    case throwing(@Sendable () async throws(Failure) -> Success)
+    case nonThrowing(@Sendable () async -> Success)
+
+    /// Runs the closure and returns what it returned or threw.
+    func run() async -> Result<Success, Failure> {
+        switch self {
+        case .throwing(let body):
+            do throws(Failure) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        case .nonThrowing(let body):
+            return .success(await body())
+        }
     }
 }

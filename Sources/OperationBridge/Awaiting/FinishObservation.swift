@@ -31,12 +31,8 @@ struct FinishObservation: Sendable {
         if operation.isFinished { return nil }
         let sentinel = FinishSentinel(callback)
         sentinel.addDependency(operation)
-        FinishSentinel.queue.addOperation(sentinel)
-        // If the operation finished while the sentinel was being enqueued, the Linux queue can
-        // miss that the sentinel became ready (`addOperation` caches a stale `isReady == false`,
-        // and the re-test in its scheduler does not reschedule), leaving it waiting for good.
-        // Look once more: once the sentinel is in its queue, a later finish does wake it up.
-        if operation.isFinished, release(sentinel, observing: operation) { return nil }
+        // `enqueue`: the operation may finish while the sentinel is being added.
+        FinishSentinel.queue.enqueue(sentinel)
         return FinishObservation(kind: .sentinel(sentinel, observed: operation))
     }
 

@@ -51,8 +51,26 @@ extension OperationQueue {
         }
         if listed ?? operations.contains(where: { $0 === operation }) { return .pending(in: self) }
         if operation.isExecuting || operation.isFinished { return .started }
-        addOperation(operation)
+        enqueue(operation)
         return .added
+    }
+
+    /// Adds `operation` to this queue so that the queue cannot miss it becoming ready.
+    ///
+    /// Linux's queue loses the wake-up of an operation whose last dependency finishes while
+    /// `addOperation(_:)` runs: the queue caches the stale "not ready" it read, and its re-test
+    /// marks the operation ready without scheduling it, so it waits until something else makes
+    /// the queue look again — for good, in a queue with nothing else to do (Design.md,
+    /// "Platform facts"). Announcing the operation's readiness once more after adding it makes
+    /// the queue look. Darwin's queue follows readiness by KVO and needs nothing.
+    func enqueue(_ operation: Operation) {
+        addOperation(operation)
+        #if !canImport(Darwin)
+            if !operation.dependencies.isEmpty {
+                operation.willChangeValue(forKey: "isReady")
+                operation.didChangeValue(forKey: "isReady")
+            }
+        #endif
     }
 
     /// Releases the registry's claim on an operation that is not the package's, once the caller
@@ -78,7 +96,7 @@ extension OperationQueue {
         }
         switch decision {
         case .add:
-            addOperation(operation)
+            enqueue(operation)
             return .added
         case .pending(let queue):
             return .pending(in: queue)

@@ -25,6 +25,9 @@ import Foundation
 /// - A cancelled operation finishes when it is started, without running ``main()``; a queue
 ///   starts cancelled operations promptly, even when their dependencies have not finished.
 /// - Calling `start()` a second time is ignored. Calling ``finish()`` twice is ignored.
+/// - Once finished, the operation removes its dependencies (`dependencies` is then empty), before
+///   its awaiters resume: a chain that has run holds no links, so releasing it never recurses
+///   one stack level per step.
 ///
 /// ## Cancellation
 /// `cancel()` only sets `isCancelled`, as for any `Operation`; the running work should check
@@ -287,18 +290,34 @@ open class AsyncOperation: Operation, @unchecked Sendable {
                 attachedTask = nil
                 return lifecycle.completeFinish()
             }
-            // Suspended tasks first: `isFinished` is already `true` for them, and they resume
-            // while the queue does its own bookkeeping below — as a hand-written callback would.
+            if wasExecuting { didChangeValue(forKey: "isExecuting") }
+            didChangeValue(forKey: "isFinished")
+            dropLinksAfterFinishing()
+            // Awaiting tasks and callbacks (the pipeline scheduler) only now that the queue has
+            // counted this operation out of its dependents: a dependent that one of them adds to
+            // a queue is ready at once. Resumed earlier, an awaiting `queue.run(next)` could
+            // race Foundation's bookkeeping, and Linux's queue then loses the wake-up of `next`
+            // for good (Design.md, "Platform facts").
             for case (_, .waiter(let continuation, _)) in observers {
                 continuation.resume(returning: true)
             }
-            if wasExecuting { didChangeValue(forKey: "isExecuting") }
-            didChangeValue(forKey: "isFinished")
-            // Callbacks (the pipeline scheduler) after the queue knows, so that dependents they
-            // enqueue are ready at once.
             for case (_, .callback(let callback)) in observers {
                 callback()
             }
+        }
+    }
+
+    /// Lets go of the operations this one depended on, now that nothing needs them: its
+    /// dependencies (Foundation retains them) and, for a chained operation, its typed upstream.
+    ///
+    /// Releasing the last reference to a long chain would otherwise free it recursively, one
+    /// level of the stack per step — enough to overflow the 512 KiB stack of Darwin's secondary
+    /// threads at tens of thousands of steps. Unlinked as they finish, the steps of a chain that
+    /// has run refer to none another. Foundation's own members, never a subclass's overrides:
+    /// this runs while the operation finishes. `dependencies` is empty afterwards.
+    func dropLinksAfterFinishing() {
+        for dependency in super.dependencies {
+            super.removeDependency(dependency)
         }
     }
 

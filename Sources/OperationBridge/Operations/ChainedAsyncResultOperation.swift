@@ -69,7 +69,8 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     ///
     /// The types are checked by the compiler. Call it before the operation is queued. A later
     /// call replaces the upstream (the earlier dependency stays). An input given at creation
-    /// still wins.
+    /// still wins. Once this operation has finished it no longer holds `upstream`, neither as
+    /// the source of its input nor as a dependency; ``input`` stays readable.
     public func takeInput<UpstreamFailure: Error>(from upstream: AsyncResultOperation<Input, UpstreamFailure>) {
         lock.withCriticalSection { typedUpstream = upstream }
         addDependency(upstream)
@@ -78,6 +79,11 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     /// The upstream named by ``takeInput(from:)``, if any. Thread-safe.
     var typedInputUpstream: AnyObject? {
         lock.withCriticalSection { typedUpstream }
+    }
+
+    override func dropLinksAfterFinishing() {
+        lock.withCriticalSection { typedUpstream = nil }
+        super.dropLinksAfterFinishing()
     }
 
     override func prepareToRun() -> Bool {

@@ -36,6 +36,8 @@ final class GraphScheduler: @unchecked Sendable {
 
     /// For each node, the nodes that depend on it (immutable, so read without the lock).
     private let dependents: [[Int]]
+    /// For each node, the nodes it depends on (immutable).
+    private let dependencies: [[Int]]
     /// Dependencies on operations outside the set, by dependent node.
     private let outsideDependencies: [(node: Int, dependency: Operation)]
     private let queue: OperationQueue?
@@ -91,6 +93,7 @@ final class GraphScheduler: @unchecked Sendable {
         self.operations = unique
         self.nodeOfPosition = positions
         self.dependents = machine.dependents
+        self.dependencies = dependencies
         self.outsideDependencies = outsideDependencies
         self.queue = queue
         self.machine = machine
@@ -232,6 +235,7 @@ final class GraphScheduler: @unchecked Sendable {
         while let node = pending.popLast() {
             let operation = operations[node]
             OperationQueue.releaseForeignClaim(on: operation)
+            unlinkFinishedEdges(of: node)
             // Read outside the lock: they ask the operations themselves.
             let failure =
                 operation.stepFailed ? FinishedFailure(operation, dependents: dependents[node], in: operations) : nil
@@ -249,6 +253,22 @@ final class GraphScheduler: @unchecked Sendable {
             for next in action.launch where !observeAndEnqueue(next) {
                 pending.append(next)
             }
+        }
+    }
+
+    /// Removes the in-set dependency edges between `node`, just finished, and the finished
+    /// operations on their other end, for operations that are not the package's (those unlink
+    /// themselves when they finish): a chain that has run then holds no chain of references,
+    /// whose release would recurse one stack level per step.
+    private func unlinkFinishedEdges(of node: Int) {
+        let operation = operations[node]
+        if !(operation is AsyncOperation) {
+            for dependency in dependencies[node] where operations[dependency].isFinished {
+                operation.removeDependency(operations[dependency])
+            }
+        }
+        for dependent in dependents[node] where !(operations[dependent] is AsyncOperation) {
+            if operations[dependent].isFinished { operations[dependent].removeDependency(operation) }
         }
     }
 

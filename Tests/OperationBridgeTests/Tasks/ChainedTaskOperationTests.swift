@@ -182,13 +182,13 @@ struct ChainedTaskOperationTests {
         let upstream = ControlledOperation<Int, StepError>(.success(20))
         let doubled = upstream.then { (value: Int) async throws(StepError) -> Int in value * 2 }
         let described = doubled.then { (value: Int) async -> String in "value: \(value)" }
+        #expect(doubled.dependencies.contains(upstream))
+        #expect(described.dependencies.contains(doubled))
         queue.addOperation(described)
         queue.addOperation(doubled)
         queue.addOperation(upstream)
         #expect(try await doubled.value == 40)
         #expect(await described.outcome == .success("value: 40"))
-        #expect(doubled.dependencies.contains(upstream))
-        #expect(described.dependencies.contains(doubled))
         #expect(doubled.input == 20)
     }
 

@@ -1,0 +1,67 @@
+import Foundation
+import OperationBridge
+import Testing
+
+/// Linux's queue loses the wake-up of an operation whose last dependency finishes on another
+/// thread while `addOperation(_:)` adds it: the queue keeps the stale "not ready" it read, and
+/// the operation waits for good in a queue with nothing else to do (Design.md, "Platform
+/// facts"). Whatever the package adds to a queue still runs. The race is made certain: the
+/// operation's readiness is read, then the dependency finishes, then the stale read is returned.
+/// Linux only: Darwin's queue follows readiness by KVO.
+@Suite(.timeLimit(.minutes(1)))
+struct DependencyWakeUpTests {
+    #if !canImport(Darwin)
+        enum Entry: CaseIterable, Sendable {
+            case run
+            case pipeline
+            case results
+        }
+
+        @Test(arguments: Entry.allCases)
+        func anOperationAddedWhileItsDependencyFinishesRuns(entry: Entry) async throws {
+            let dependency = BlockOperation {}
+            let dependent = StaleReadinessOperation {
+                // Inside `addOperation(_:)`, after the queue read "not ready": the dependency
+                // finishes, and Foundation tells the dependent (not yet in its queue) at once.
+                dependency.start()
+            }
+            dependent.addDependency(dependency)
+            dependent.armed.set(true)
+            let queue = OperationQueue()
+            switch entry {
+            case .run:
+                #expect(await queue.run(dependent) == 7)
+            case .pipeline:
+                #expect(try await Pipeline([dependent], on: queue).value(of: dependent) == 7)
+            case .results:
+                let results = try queue.results(of: [dependent])
+                #expect(await results.collect() == [.success(7)])
+            }
+        }
+    #endif
+}
+
+/// Reports 7. The first time it is asked `isReady` once armed, it reads Foundation's answer,
+/// runs `meanwhile`, then returns the answer it read.
+private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @unchecked Sendable {
+    let armed = Guarded(false)
+    // Safety: immutable.
+    private let meanwhile: @Sendable () -> Void
+
+    init(meanwhile: @escaping @Sendable () -> Void) {
+        self.meanwhile = meanwhile
+        super.init()
+    }
+
+    override var isReady: Bool {
+        let ready = super.isReady
+        let firstArmedQuery = armed.withLock { armed in
+            defer { armed = false }
+            return armed
+        }
+        if firstArmedQuery { meanwhile() }
+        return ready
+    }
+
+    override func main() { finish(with: .success(7)) }
+}

@@ -1,6 +1,14 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Exit tests (`#expect(processExitsWith:)`) exist on macOS and Linux only, and on macOS from
+// Swift 6.2: the tests that use them are compiled where `EXIT_TESTS` is defined.
+#if compiler(>=6.2)
+    let exitTests: [SwiftSetting] = [.define("EXIT_TESTS", .when(platforms: [.macOS, .linux]))]
+#else
+    let exitTests: [SwiftSetting] = []
+#endif
+
 let package = Package(
     name: "OperationBridge",
     platforms: [
@@ -17,7 +25,11 @@ let package = Package(
     dependencies: [],
     targets: [
         .target(name: "OperationBridge"),
-        .testTarget(name: "OperationBridgeTests", dependencies: ["OperationBridge"]),
+        .testTarget(
+            name: "OperationBridgeTests",
+            dependencies: ["OperationBridge"],
+            swiftSettings: exitTests
+        ),
         .executableTarget(
             name: "UnfurlDemo",
             dependencies: ["OperationBridge"],

@@ -222,7 +222,13 @@ struct Scenarios {
         }
 
         if wanted("memory") {
-            rows.append(await memoryPerPendingOperation(count: options.size(100_000)))
+            // Each probe is a subprocess: there are none on iOS-family platforms.
+            #if os(macOS) || os(Linux)
+                rows.append(await memoryPerPendingOperation(count: options.size(100_000)))
+            #else
+                FileHandle.standardError.write(
+                    Data("memory rows: unavailable on this platform (no subprocesses)\n".utf8))
+            #endif
         }
         return rows
     }
@@ -261,51 +267,55 @@ struct Scenarios {
         await queue.drain()
     }
 
-    /// Resident bytes per operation waiting in a suspended queue: `TaskOperation` against
-    /// `BlockOperation`. Each probe runs in a fresh process, so that memory freed by an earlier
-    /// probe cannot be reused and hide the cost.
-    private func memoryPerPendingOperation(count: Int) async -> Measurement {
-        var library: [Double] = []
-        var baseline: [Double] = []
-        for _ in 0..<options.rounds {
-            library.append(probe("TaskOperation", count: count))
-            baseline.append(probe("BlockOperation", count: count))
+    #if os(macOS) || os(Linux)
+        /// Resident bytes per operation waiting in a suspended queue: `TaskOperation` against
+        /// `BlockOperation`. Each probe runs in a fresh process, so that memory freed by an earlier
+        /// probe cannot be reused and hide the cost.
+        private func memoryPerPendingOperation(count: Int) async -> Measurement {
+            var library: [Double] = []
+            var baseline: [Double] = []
+            for _ in 0..<options.rounds {
+                library.append(probe("TaskOperation", count: count))
+                baseline.append(probe("BlockOperation", count: count))
+            }
+            let libraryMedian = median(library)
+            let baselineMedian = median(baseline)
+            return Measurement(
+                scenario: "memory per pending operation (\(count) in a suspended queue)",
+                library_seconds: libraryMedian,
+                baseline_seconds: baselineMedian,
+                ratio: libraryMedian / baselineMedian,
+                target: "≤ 2.00×",
+                within_target: libraryMedian / baselineMedian <= 2,
+                unit: "B/op",
+                note:
+                    "TaskOperation vs BlockOperation: resident bytes per queued operation, each probe in a fresh process"
+            )
         }
-        let libraryMedian = median(library)
-        let baselineMedian = median(baseline)
-        return Measurement(
-            scenario: "memory per pending operation (\(count) in a suspended queue)",
-            library_seconds: libraryMedian,
-            baseline_seconds: baselineMedian,
-            ratio: libraryMedian / baselineMedian,
-            target: "≤ 2.00×",
-            within_target: libraryMedian / baselineMedian <= 2,
-            unit: "B/op",
-            note: "TaskOperation vs BlockOperation: resident bytes per queued operation, each probe in a fresh process"
-        )
-    }
 
-    /// Runs this executable with `--memory-probe KIND COUNT` and reads the bytes per operation.
-    private func probe(_ kind: String, count: Int) -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--memory-probe", kind, String(count)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        do {
-            try process.run()
-        } catch {
-            fatalError("cannot start the memory probe: \(error)")
+        /// Runs this executable with `--memory-probe KIND COUNT` and reads the bytes per operation.
+        private func probe(_ kind: String, count: Int) -> Double {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["--memory-probe", kind, String(count)]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            do {
+                try process.run()
+            } catch {
+                fatalError("cannot start the memory probe: \(error)")
+            }
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0,
+                let value = Double(
+                    String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            else {
+                fatalError("the memory probe failed (status \(process.terminationStatus))")
+            }
+            return value
         }
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-            let value = Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            fatalError("the memory probe failed (status \(process.terminationStatus))")
-        }
-        return value
-    }
+    #endif
 }
 
 /// The body of a memory probe process: queue `count` operations of `kind` in a suspended queue
@@ -315,7 +325,7 @@ func runMemoryProbe(kind: String, count: Int) {
     queue.isSuspended = true
     var operations: [Operation] = []
     operations.reserveCapacity(count)
-    let before = residentBytes()
+    guard let before = residentBytes() else { fatalError("the resident memory is unavailable on this platform") }
     for index in 0..<count {
         let operation: Operation
         switch kind {
@@ -326,7 +336,7 @@ func runMemoryProbe(kind: String, count: Int) {
         operations.append(operation)
         queue.addOperation(operation)
     }
-    let after = residentBytes()
+    let after = residentBytes() ?? before
     print(Double(after - before) / Double(count))
     withExtendedLifetime(operations) {}
 }

@@ -19,7 +19,10 @@ struct Soak {
             try await oneBatch(count, kind: round % 4)
             done += count
             round += 1
-            let resident = residentBytes()
+            guard let resident = residentBytes() else {
+                print("soak: the resident memory is unavailable on this platform")
+                return false
+            }
             samples.append(resident)
             print(String(format: "  %9d operations  %8.1f MiB", done, Double(resident) / 1_048_576))
         }
@@ -56,9 +59,7 @@ struct Soak {
             let tasks = (0..<count).map { index in queue.addTask { () async -> Int in index } }
             try await tasks.waitForCompletion()
         default:
-            // Chains of 500 alternating classic operations and async steps. (Foundation's
-            // operations retain their dependencies, so releasing a chain of tens of thousands
-            // of operations recurses once per step; see the Pipelines article.)
+            // Chains of 500 alternating classic operations and async steps.
             var steps: [Operation] = []
             while steps.count < count {
                 var previous = ValueOperation(0)

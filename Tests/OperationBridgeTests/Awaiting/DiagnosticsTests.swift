@@ -46,33 +46,35 @@ struct DiagnosticsTests {
         #expect(await next.value == 2)
     }
 
-    @Test("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS logs an await that lasts longer, with the diagnostics")
-    func stuckAwaitIsLogged() async throws {
-        let exit = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            setenv("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS", "0.05", 1)
-            // Read this process's own standard error through a pipe, so the test waits for the
-            // log line itself (a blocking read), not for a length of time.
-            let pipe = Pipe()
-            let originalError = dup(STDERR_FILENO)
-            dup2(pipe.fileHandleForWriting.fileDescriptor, STDERR_FILENO)
-            let never = BlockOperation {}
-            never.name = "never queued"
-            let stuck = ManualResultOperation<Int, TransferError>()
-            stuck.name = "stuck"
-            stuck.addDependency(never)
-            let awaiting = Task { await stuck.outcome }
-            var logged = ""
-            while !logged.contains("waits for 1 unfinished dependency") {
-                logged += String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+    #if EXIT_TESTS
+        @Test("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS logs an await that lasts longer, with the diagnostics")
+        func stuckAwaitIsLogged() async throws {
+            let exit = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                setenv("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS", "0.05", 1)
+                // Read this process's own standard error through a pipe, so the test waits for the
+                // log line itself (a blocking read), not for a length of time.
+                let pipe = Pipe()
+                let originalError = dup(STDERR_FILENO)
+                dup2(pipe.fileHandleForWriting.fileDescriptor, STDERR_FILENO)
+                let never = BlockOperation {}
+                never.name = "never queued"
+                let stuck = ManualResultOperation<Int, TransferError>()
+                stuck.name = "stuck"
+                stuck.addDependency(never)
+                let awaiting = Task { await stuck.outcome }
+                var logged = ""
+                while !logged.contains("waits for 1 unfinished dependency") {
+                    logged += String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+                }
+                awaiting.cancel()
+                _ = await awaiting.value
+                dup2(originalError, STDERR_FILENO)
+                FileHandle.standardError.write(Data(logged.utf8))
             }
-            awaiting.cancel()
-            _ = await awaiting.value
-            dup2(originalError, STDERR_FILENO)
-            FileHandle.standardError.write(Data(logged.utf8))
+            let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
+            #expect(message.contains("OperationBridge: an await has been waiting for more than 0.05 s"))
+            #expect(message.contains("ManualResultOperation<Int, TransferError> 'stuck': pending (not started)"))
+            #expect(message.contains("BlockOperation 'never queued'"))
         }
-        let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
-        #expect(message.contains("OperationBridge: an await has been waiting for more than 0.05 s"))
-        #expect(message.contains("ManualResultOperation<Int, TransferError> 'stuck': pending (not started)"))
-        #expect(message.contains("BlockOperation 'never queued'"))
-    }
+    #endif
 }

@@ -7,47 +7,49 @@ import Testing
 /// what happened and what to do. The task's priority follows the queue's quality of service.
 @Suite(.timeLimit(.minutes(1)))
 struct QueueSlotsTests {
-    @Test("An addTask closure awaiting another addTask of its width-1 queue traps, saying why")
-    func nestedAddTaskOnASerialQueueTraps() async throws {
-        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = OperationQueue()
-            queue.name = "serial"
-            queue.maxConcurrentOperationCount = 1
-            let outer = queue.addTask { () async -> Int in
-                let inner = queue.addTask { () async -> Int in 1 }
-                return await inner.value ?? 0
+    #if EXIT_TESTS
+        @Test("An addTask closure awaiting another addTask of its width-1 queue traps, saying why")
+        func nestedAddTaskOnASerialQueueTraps() async throws {
+            let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let queue = OperationQueue()
+                queue.name = "serial"
+                queue.maxConcurrentOperationCount = 1
+                let outer = queue.addTask { () async -> Int in
+                    let inner = queue.addTask { () async -> Int in 1 }
+                    return await inner.value ?? 0
+                }
+                _ = await outer.value
             }
-            _ = await outer.value
+            let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
+            #expect(message.contains("deadlock"))
+            #expect(message.contains("'serial'"))
+            #expect(message.contains("maxConcurrentOperationCount"))
         }
-        let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
-        #expect(message.contains("deadlock"))
-        #expect(message.contains("'serial'"))
-        #expect(message.contains("maxConcurrentOperationCount"))
-    }
 
-    @Test("run of an inner operation from work in a slot of the same saturated queue traps")
-    func nestedRunTraps() async throws {
-        await #expect(processExitsWith: .failure) {
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = 1
-            let outer = queue.addTask { () async -> Int in
-                await queue.run(TaskOperation { 1 }) ?? 0
+        @Test("run of an inner operation from work in a slot of the same saturated queue traps")
+        func nestedRunTraps() async throws {
+            await #expect(processExitsWith: .failure) {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 1
+                let outer = queue.addTask { () async -> Int in
+                    await queue.run(TaskOperation { 1 }) ?? 0
+                }
+                _ = await outer.value
             }
-            _ = await outer.value
         }
-    }
 
-    @Test("Draining one's own queue from work in one of its slots traps at any width")
-    func drainingOwnQueueTraps() async throws {
-        await #expect(processExitsWith: .failure) {
-            let queue = OperationQueue()
-            let outer = queue.addTask { () async throws(CancellationError) -> Int in
-                try await queue.waitForAllOperations()
-                return 0
+        @Test("Draining one's own queue from work in one of its slots traps at any width")
+        func drainingOwnQueueTraps() async throws {
+            await #expect(processExitsWith: .failure) {
+                let queue = OperationQueue()
+                let outer = queue.addTask { () async throws(CancellationError) -> Int in
+                    try await queue.waitForAllOperations()
+                    return 0
+                }
+                _ = try? await outer.value
             }
-            _ = try? await outer.value
         }
-    }
+    #endif
 
     @Test("With a free slot, nested work on the same queue is fine")
     func nestedWorkWithAFreeSlot() async throws {

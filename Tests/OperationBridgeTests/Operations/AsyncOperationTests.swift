@@ -251,13 +251,15 @@ struct AsyncOperationTests {
 
     // MARK: - Programmer errors
 
-    @Test func mainWithoutOverrideTrapsWithAClearMessage() async throws {
-        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            AsyncOperation().start()
+    #if EXIT_TESTS
+        @Test func mainWithoutOverrideTrapsWithAClearMessage() async throws {
+            let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                AsyncOperation().start()
+            }
+            let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
+            #expect(message.contains("AsyncOperation must override main() and call finish()"))
         }
-        let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
-        #expect(message.contains("AsyncOperation must override main() and call finish()"))
-    }
+    #endif
 
     // MARK: - Memory
 

@@ -221,16 +221,18 @@ struct AsyncResultOperationTests {
 
     // MARK: - Programmer errors
 
-    @Test func finishWithoutAResultTrapsWithAClearMessage() async throws {
-        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let operation = ProbeResultOperation<PlainError>(.byTest)
-            operation.start()
-            operation.finish()
+    #if EXIT_TESTS
+        @Test func finishWithoutAResultTrapsWithAClearMessage() async throws {
+            let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let operation = ProbeResultOperation<PlainError>(.byTest)
+                operation.start()
+                operation.finish()
+            }
+            let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
+            #expect(message.contains("ProbeResultOperation<PlainError>"))
+            #expect(message.contains("call finish(with:)"))
         }
-        let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
-        #expect(message.contains("ProbeResultOperation<PlainError>"))
-        #expect(message.contains("call finish(with:)"))
-    }
+    #endif
 
     // MARK: - Memory
 

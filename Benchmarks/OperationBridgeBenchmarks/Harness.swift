@@ -122,6 +122,12 @@ func compare(
     )
 }
 
+#if canImport(Darwin)
+    /// This task's port. Not `mach_task_self_`: a global variable, which SDKs before the
+    /// `nonisolated(unsafe)` annotation make an error to read in the Swift 6 language mode.
+    private let machTaskSelf: mach_port_t = task_self_trap()
+#endif
+
 /// The resident set size of this process: from the Mach task information on Apple platforms,
 /// from /proc on Linux; `nil` where neither is available.
 func residentBytes() -> Int? {
@@ -130,7 +136,7 @@ func residentBytes() -> Int? {
         var count = mach_msg_type_number_t(MemoryLayout<mach_task_basic_info>.size / MemoryLayout<natural_t>.size)
         let status = withUnsafeMutablePointer(to: &info) { pointer in
             pointer.withMemoryRebound(to: integer_t.self, capacity: Int(count)) {
-                task_info(mach_task_self_, task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count)
+                task_info(machTaskSelf, task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count)
             }
         }
         return status == KERN_SUCCESS ? Int(info.resident_size) : nil

@@ -97,6 +97,16 @@ extension AsyncResultOperation where Success: Sendable {
             until: .outcome,
             onTaskCancellation: onTaskCancellation
         )
+        return try valueAfterWaiting(final: final, onTaskCancellation: onTaskCancellation, mapping: mapping)
+    }
+
+    /// What ``awaitValue(in:onTaskCancellation:mapping:)`` answers once the wait has ended:
+    /// `final` tells whether the outcome is final.
+    func valueAfterWaiting<Mapping: FailureMapping>(
+        final: Bool,
+        onTaskCancellation: OperationWaiter.TaskCancellation,
+        mapping: Mapping.Type
+    ) throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         guard final || onTaskCancellation == .cancelOperation else { throw mapping.cancelled() }
         switch result {
         case .success(let value):

@@ -37,6 +37,14 @@ public enum OperationFailure<Failure: Error>: Error {
     /// The operation did not run because an operation it depends on failed or was cancelled;
     /// ``UpstreamFailedError/rootFailure`` is the failure at the start of the chain.
     case upstreamFailed(UpstreamFailedError)
+    /// The await's time limit ran out before the operation's outcome was final; the await
+    /// cancelled the operation (see ``TimeoutBehavior``). Only awaits with a time limit throw it.
+    case timedOut
+}
+
+extension OperationFailure: TimeoutRepresentable {
+    /// ``timedOut``.
+    public static var timeout: OperationFailure { .timedOut }
 }
 
 extension OperationFailure: CancellationRepresentable {
@@ -62,6 +70,7 @@ extension OperationFailure: CustomStringConvertible {
         case .failed(let failure): "\(failure)"
         case .cancelled: "cancelled"
         case .upstreamFailed(let error): error.description
+        case .timedOut: "timed out"
         }
     }
 }
@@ -94,6 +103,24 @@ enum UntypedFailure: FailureMapping {
     static func failed(_ failure: any Error) -> any Error { failure }
     static func cancelled() -> any Error { CancellationError() }
     static func upstreamFailed(_ error: UpstreamFailedError) -> any Error { error }
+}
+
+/// A mapping that can also say "the await's time limit ran out".
+protocol TimeoutMapping: FailureMapping {
+    /// The time limit ran out before the operation's outcome was final.
+    static func timedOut() -> Thrown
+}
+
+extension OwnFailure: TimeoutMapping where Failure: TimeoutRepresentable {
+    static func timedOut() -> Failure { .timeout }
+}
+
+extension UntypedFailure: TimeoutMapping {
+    static func timedOut() -> any Error { OperationTimeoutError() }
+}
+
+extension WrappedFailure: TimeoutMapping {
+    static func timedOut() -> OperationFailure<Failure> { .timedOut }
 }
 
 /// ``OperationFailure``.

@@ -219,7 +219,7 @@ extension OperationQueue {
     }
 
     /// Admits an operation that the awaiting task owns.
-    private func admitOwned(_ operation: Operation) {
+    func admitOwned(_ operation: Operation) {
         // When the task is already cancelled, cancel the operation before the queue can start it:
         // the cancellation handler installed next would come too late if a worker thread picked
         // the operation up at once, and its work would run.

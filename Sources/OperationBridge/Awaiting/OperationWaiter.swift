@@ -35,15 +35,19 @@ enum OperationWaiter {
     /// waits in (see ``QueueSlots``); with `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` set, logs a wait
     /// that lasts longer (see ``StuckAwaitWatchdog``).
     ///
-    /// - Parameter queue: The queue the operation is pending in, when the caller knows it (the
-    ///   run-and-await APIs); otherwise the queue the package added it to, if any.
+    /// - Parameters:
+    ///   - queue: The queue the operation is pending in, when the caller knows it (the
+    ///     run-and-await APIs); otherwise the queue the package added it to, if any.
+    ///   - timeout: A time limit, armed once the wait is registered and stopped when it ends;
+    ///     ``WaitTimeout/expired`` then says whether the time ran out.
     /// - Returns: `true` when the operation finished (or its outcome is final); `false` when the
-    ///   awaiting task was cancelled first.
+    ///   awaiting task was cancelled first, or the time limit stopped the wait.
     static func waitForFinish(
         of operation: Operation,
         in queue: OperationQueue? = nil,
         until target: Target = .finish,
-        onTaskCancellation: TaskCancellation
+        onTaskCancellation: TaskCancellation,
+        timeout: WaitTimeout? = nil
     ) async -> Bool {
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
         let blockedSlot = QueueSlots.enter(awaiting: operation, in: queue)
@@ -54,20 +58,24 @@ enum OperationWaiter {
         }
         if let operation = operation as? AsyncOperation {
             return await waitForFinish(
-                of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation)
+                of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation,
+                timeout: timeout)
         }
-        return await waitForFinish(ofForeign: operation, onTaskCancellation: onTaskCancellation)
+        return await waitForFinish(ofForeign: operation, onTaskCancellation: onTaskCancellation, timeout: timeout)
     }
 
     /// Any other operation is observed through ``FinishObservation``.
     private static func waitForFinish(
         ofForeign operation: Operation,
-        onTaskCancellation: TaskCancellation
+        onTaskCancellation: TaskCancellation,
+        timeout: WaitTimeout?
     ) async -> Bool {
         let slot = CompletionSlot<Bool>()
         guard let observation = FinishObservation.observe(operation, { slot.fulfill(true) }) else {
             return true
         }
+        let timer = timeout?.arm(for: operation) { if slot.fulfill(false) { observation.cancel() } }
+        defer { timer?.cancel() }
         return await withTaskCancellationHandler {
             await slot.wait()
         } onCancel: {
@@ -86,9 +94,12 @@ enum OperationWaiter {
     private static func waitForFinish(
         of operation: AsyncOperation,
         decision: Bool,
-        onTaskCancellation: TaskCancellation
+        onTaskCancellation: TaskCancellation,
+        timeout: WaitTimeout?
     ) async -> Bool {
         guard let id = operation.reserveWaitID(decision: decision) else { return true }
+        let timer = timeout?.arm(for: operation) { operation.cancelWait(id) }
+        defer { timer?.cancel() }
         return await withTaskCancellationHandler {
             await operation.waitForFinish(id, decision: decision)
         } onCancel: {

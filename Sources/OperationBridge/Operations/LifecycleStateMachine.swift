@@ -139,6 +139,9 @@ struct LifecycleStateMachine {
         if isCancellationRecorded { return (true, []) }
         guard !isFinishingOrFinished, !outcomeDecided else { return (false, []) }
         isCancellationRecorded = true
+        // Decided only while pending: a running operation's outcome is final when it finishes
+        // (its awaiters wait for the work to end, even though its result may be stored).
+        guard case .pending = state else { return (true, []) }
         return (true, takeDecisionWaiters())
     }
 

@@ -1,0 +1,106 @@
+import Foundation
+
+extension OperationQueue {
+    /// Runs `operation` on this queue and returns its success value, if its outcome is final
+    /// within `timeout`; throws its typed failure otherwise — `Failure.timeout` when the time
+    /// ran out.
+    ///
+    /// ```swift
+    /// let page = try await queue.run(FetchOperation(url), timeout: .seconds(10))   // throws(FetchError)
+    /// ```
+    ///
+    /// Enqueuing as in ``run(_:)-(AsyncResultOperation<Success,Failure>)``. The time is
+    /// measured from the call, so it includes the time the operation waits for its queue and
+    /// its dependencies.
+    ///
+    /// - Parameters:
+    ///   - timeout: How long to wait, measured on `clock` from now. Zero or negative: the time
+    ///     is up at once (an outcome that is already final is still answered).
+    ///   - clock: The clock that measures it; `ContinuousClock` unless you pass another.
+    ///   - onTimeout: What happens when the time is up (see ``TimeoutBehavior``). Either way the
+    ///     operation is cancelled; with ``TimeoutBehavior/cancelAndReturn`` (the default) the
+    ///     call returns at once even if the operation ignores cancellation, and the operation
+    ///     keeps its queue slot until it really ends.
+    /// - Throws: `Failure.timeout` when the time ran out first; otherwise as
+    ///   ``run(_:)-(AsyncResultOperation<Success,Failure>)``.
+    ///
+    /// ## Cancellation
+    /// The awaiting task owns the operation: cancelling the task cancels the operation, as in
+    /// ``run(_:)-(AsyncResultOperation<Success,Failure>)``. No timer outlives the call.
+    public func run<Success: Sendable, Failure: TimeoutRepresentable, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws(Failure) -> Success {
+        let limit = WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout)
+        admitOwned(operation)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self, timeout: limit)
+    }
+
+    /// Runs `operation` on this queue and returns its success value, if its outcome is final
+    /// within `timeout`; throws its failure otherwise — an ``OperationTimeoutError`` when the
+    /// time ran out.
+    ///
+    /// As ``run(_:timeout:clock:onTimeout:)-(AsyncResultOperation<Success,Failure>,_,_,_)``,
+    /// for operations whose `Failure` is `any Error`.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation. No timer outlives the call.
+    public func run<Success: Sendable, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, any Error>,
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws -> Success {
+        let limit = WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout)
+        admitOwned(operation)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self, timeout: limit)
+    }
+
+    /// Runs `operation` on this queue and returns its success value, if its outcome is final
+    /// within `timeout`; throws a typed ``OperationFailure`` otherwise —
+    /// ``OperationFailure/timedOut`` when the time ran out.
+    ///
+    /// For every `Failure`. As ``runForOutcomeValue(_:)``, with the time limit of
+    /// ``run(_:timeout:clock:onTimeout:)-(AsyncResultOperation<Success,Failure>,_,_,_)``.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation, and the call throws
+    /// ``OperationFailure/cancelled``. No timer outlives the call.
+    public func runForOutcomeValue<Success: Sendable, Failure, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws(OperationFailure<Failure>) -> Success {
+        let limit = WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout)
+        admitOwned(operation)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self, timeout: limit)
+    }
+
+    /// Runs `operation` on this queue and returns its success value, if its outcome is final by
+    /// `deadline`; throws a typed ``OperationFailure`` otherwise —
+    /// ``OperationFailure/timedOut`` when the time ran out.
+    ///
+    /// As ``runForOutcomeValue(_:timeout:clock:onTimeout:)``, with an instant of `clock`: a
+    /// deadline already passed means the time is up at once.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation, and the call throws
+    /// ``OperationFailure/cancelled``. No timer outlives the call.
+    public func runForOutcomeValue<Success: Sendable, Failure, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        deadline: C.Instant,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws(OperationFailure<Failure>) -> Success {
+        let limit = WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout)
+        admitOwned(operation)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self, timeout: limit)
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// The time limit of one await: when the time is up before the wait has ended, it cancels the
+/// operation and — as ``TimeoutBehavior`` says — stops the wait.
+///
+/// One per await, made by the public APIs and handed to ``OperationWaiter``, which arms it once
+/// it has registered the wait and cancels the timer when the wait ends, so that no timer
+/// outlives the await.
+///
+/// Safety: `expired` is only touched while holding `lock`.
+final class WaitTimeout: @unchecked Sendable {
+    let behavior: TimeoutBehavior
+    private let schedule: @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
+    private let lock = NSLock()
+    private var expiredFlag = false
+
+    init<C: Clock>(deadline: C.Instant, clock: C, behavior: TimeoutBehavior) where C.Duration == Duration {
+        self.behavior = behavior
+        self.schedule = { action in DeadlineTimer.schedule(at: deadline, on: clock, action) }
+    }
+
+    convenience init<C: Clock>(timeout: Duration, clock: C, behavior: TimeoutBehavior) where C.Duration == Duration {
+        self.init(deadline: clock.now.advanced(by: timeout), clock: clock, behavior: behavior)
+    }
+
+    /// Whether the time ran out before the operation's outcome was final, and the timeout
+    /// cancelled it. An operation someone else had cancelled before does not count: a
+    /// cancellation is never reported as a timeout.
+    var expired: Bool { lock.withCriticalSection { expiredFlag } }
+
+    /// Starts the timer for a wait on `operation`; `stopWaiting` ends the wait as if the awaiting
+    /// task had given up.
+    func arm(for operation: Operation, stopWaiting: @escaping @Sendable () -> Void) -> DeadlineTimer {
+        schedule { [self] in
+            guard !operation.isFinished else { return }
+            if !operation.isCancelled { lock.withCriticalSection { expiredFlag = true } }
+            operation.cancel()
+            if behavior == .cancelAndReturn || !operation.hasBeenStarted { stopWaiting() }
+        }
+    }
+}

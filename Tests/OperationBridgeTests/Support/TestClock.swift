@@ -1,0 +1,89 @@
+import Foundation
+import OperationBridge
+
+/// A clock that moves only when a test advances it: deadline tests wait for events, never for
+/// wall-clock time.
+///
+/// Sleepers are resumed when ``advance(by:)`` reaches their deadline, or with
+/// `CancellationError` as soon as their task is cancelled. ``sleepers(atLeast:)`` lets a test
+/// wait until a timer is armed, and ``pendingSleepers`` shows that none is left behind.
+final class TestClock: Clock, @unchecked Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private struct Sleeper {
+        let deadline: Instant
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    // Safety: everything below is guarded by `lock`.
+    private let lock = NSLock()
+    private var current = Instant(offset: .zero)
+    private var sleepers: [Int: Sleeper] = [:]
+    private var nextID = 0
+    private var countWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    var now: Instant { lock.withLock { current } }
+    var minimumResolution: Duration { .zero }
+
+    /// The sleepers waiting now.
+    var pendingSleepers: Int { lock.withLock { sleepers.count } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let id = lock.withLock {
+            nextID += 1
+            return nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                lock.lock()
+                if Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                if deadline <= current {
+                    lock.unlock()
+                    continuation.resume()
+                    return
+                }
+                sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                let ready = countWaiters.filter { sleepers.count >= $0.count }
+                countWaiters.removeAll { sleepers.count >= $0.count }
+                lock.unlock()
+                for waiter in ready { waiter.continuation.resume() }
+            }
+        } onCancel: {
+            let sleeper = lock.withLock { sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves the clock forward and wakes every sleeper whose deadline has come.
+    func advance(by duration: Duration) {
+        lock.lock()
+        current = current.advanced(by: duration)
+        let due = sleepers.filter { $0.value.deadline <= current }
+        for id in due.keys { sleepers.removeValue(forKey: id) }
+        lock.unlock()
+        for sleeper in due.values { sleeper.continuation.resume() }
+    }
+
+    /// Returns once at least `count` sleepers are waiting.
+    func sleepers(atLeast count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if sleepers.count >= count {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                countWaiters.append((count, continuation))
+                lock.unlock()
+            }
+        }
+    }
+}

@@ -88,6 +88,41 @@ struct Scenarios {
                 })
         }
 
+        if wanted("timeout") {
+            // The price of a time limit: the same awaits with a generous timeout (never reached)
+            // against none. Each arms and cancels a deadline of the shared dispatch timer.
+            rows.append(
+                await compare(
+                    "await \(awaitCount) concurrently with a 60 s timeout vs without", rounds: rounds, target: 1.30,
+                    note: "baseline: the same runForOutcomeValue awaits without a time limit"
+                ) {
+                    let queue = OperationQueue()
+                    await forEachConcurrently(awaitCount) { index in
+                        _ = try? await queue.runForOutcomeValue(ValueOperation(index), timeout: .seconds(60))
+                    }
+                } baseline: {
+                    let queue = OperationQueue()
+                    await forEachConcurrently(awaitCount) { index in
+                        _ = try? await queue.runForOutcomeValue(ValueOperation(index))
+                    }
+                })
+            rows.append(
+                await compare(
+                    "await \(awaitCount) one after another with a 60 s timeout vs without", rounds: rounds,
+                    target: 1.30, note: "baseline: the same runForOutcomeValue awaits without a time limit"
+                ) {
+                    let queue = OperationQueue()
+                    for index in 0..<awaitCount {
+                        _ = try? await queue.runForOutcomeValue(ValueOperation(index), timeout: .seconds(60))
+                    }
+                } baseline: {
+                    let queue = OperationQueue()
+                    for index in 0..<awaitCount {
+                        _ = try? await queue.runForOutcomeValue(ValueOperation(index))
+                    }
+                })
+        }
+
         let sequenceCount = options.size(100_000)
         if wanted("AsyncSequence") {
             rows.append(

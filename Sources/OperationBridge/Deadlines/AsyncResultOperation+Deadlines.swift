@@ -86,7 +86,8 @@ extension AsyncResultOperation where Success: Sendable, Failure: TimeoutRepresen
     /// let page = try await fetch.value(timeout: .seconds(10))   // throws(FetchError)
     /// ```
     ///
-    /// Otherwise as ``value``. See ``outcomeValue(timeout:clock:onTimeout:)`` for the parameters.
+    /// Otherwise as ``value-19ebr``. See ``outcomeValue(timeout:clock:onTimeout:)`` for the
+    /// parameters.
     ///
     /// - Throws: `Failure.timeout` when the time ran out first; the operation's failure;
     ///   `Failure.cancellation` when it ended cancelled (also when someone else cancelled it
@@ -109,7 +110,8 @@ extension AsyncResultOperation where Success: Sendable, Failure: TimeoutRepresen
     /// The operation's success value, if its outcome is final by `deadline`; throws its typed
     /// failure otherwise — `Failure.timeout` when the time ran out.
     ///
-    /// As ``value(timeout:clock:onTimeout:)-(_,C,_)``, with an instant of `clock`.
+    /// As the `timeout:` variant, with an instant of `clock`: a deadline already passed means the
+    /// time is up at once.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and throws `Failure.cancellation`;
@@ -129,7 +131,8 @@ extension AsyncResultOperation where Success: Sendable, Failure == any Error {
     /// The operation's success value, if its outcome is final within `timeout`; throws its
     /// failure otherwise — an ``OperationTimeoutError`` when the time ran out.
     ///
-    /// Otherwise as ``value``. See ``outcomeValue(timeout:clock:onTimeout:)`` for the parameters.
+    /// Otherwise as ``value-5w731``. See ``outcomeValue(timeout:clock:onTimeout:)`` for the
+    /// parameters.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and throws `CancellationError`; the

@@ -14,6 +14,8 @@ extension OperationQueue {
     /// its dependencies.
     ///
     /// - Parameters:
+    ///   - operation: The operation to run; one already pending, started or finished is only
+    ///     awaited.
     ///   - timeout: How long to wait, measured on `clock` from now. Zero or negative: the time
     ///     is up at once (an outcome that is already final is still answered).
     ///   - clock: The clock that measures it; `ContinuousClock` unless you pass another.

@@ -49,6 +49,7 @@ public protocol TimeoutRepresentable: CancellationRepresentable {
 /// The error an await with a time limit throws for an operation whose `Failure` is `any Error`,
 /// when the time was up before the operation's outcome was final.
 public struct OperationTimeoutError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A timeout error.
     public init() {}
 
     /// "timed out".

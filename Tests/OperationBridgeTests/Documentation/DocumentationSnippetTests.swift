@@ -295,3 +295,80 @@ enum RequestContext {
         outside.removeDependency(step)
     }
 }
+
+// MARK: Deadlines
+
+enum QuoteError: Error, Equatable, TimeoutRepresentable {
+    case unavailable
+    case cancelled
+    case timedOut
+    static var cancellation: QuoteError { .cancelled }
+    static var timeout: QuoteError { .timedOut }
+}
+
+/// A legacy operation that ignores cancellation while it waits for its service.
+final class QuoteOperation: AsyncResultOperation<Int, QuoteError>, @unchecked Sendable {
+    let service: Gate
+
+    init(service: Gate) {
+        self.service = service
+    }
+
+    override func main() {
+        Task { [self] in
+            await service.wait()
+            finish(with: .success(42))
+        }
+    }
+}
+
+@Suite struct DeadlineSnippetTests {
+    @Test func boundTheWait() async throws {
+        let queue = OperationQueue()
+        let quote = QuoteOperation(service: Gate())  // the service never answers
+        let clock = TestClock()
+        let waiting = Task { () async throws(QuoteError) -> Int in
+            try await queue.run(quote, timeout: .seconds(3), clock: clock)
+        }
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(3))
+        await #expect(throws: QuoteError.timedOut) { try await waiting.value }
+        #expect(quote.isCancelled)
+        quote.service.open()
+        try await quote.waitForCompletion()
+    }
+
+    @Test func documentedTimeoutSnippet() async {
+        let queue = OperationQueue()
+        let service = Gate()
+        service.open()
+        // snippet: timeout
+        let quote = QuoteOperation(service: service)
+        do {
+            let price = try await queue.run(quote, timeout: .seconds(3))
+            print("price: \(price)")
+        } catch .timedOut {
+            print("no quote within 3 s")  // the operation was cancelled
+        } catch {
+            print("failed: \(error)")
+        }
+        // end snippet
+        #expect(quote.result == .success(42))
+    }
+
+    @Test func documentedLegacyTimeoutSnippet() async {
+        let queue = OperationQueue()
+        let lookup = DirectoryLookup("ada")
+        // snippet: legacy timeout
+        do {
+            let entry = try await queue.runForOutcomeValue(lookup, timeout: .seconds(5), onTimeout: .cancelAndWait)
+            print(entry)
+        } catch .timedOut {
+            print("the lookup took too long; it has ended, cancelled")
+        } catch {
+            print("no entry: \(error)")
+        }
+        // end snippet
+        #expect(lookup.isFinished)
+    }
+}

@@ -78,6 +78,25 @@ extension AsyncResultOperation where Success: Sendable {
     }
 }
 
+extension AsyncResultOperation where Success: Sendable {
+    /// Not available: `Failure` cannot express a timeout.
+    ///
+    /// Use ``outcomeValue(timeout:clock:onTimeout:)`` (throws ``OperationFailure``, with
+    /// ``OperationFailure/timedOut``), or adopt ``TimeoutRepresentable`` in `Failure`.
+    @available(
+        *, unavailable,
+        message:
+            "Failure cannot express a timeout: use 'try await op.outcomeValue(timeout:)' (throws OperationFailure<Failure>, with .timedOut), or adopt TimeoutRepresentable in Failure"
+    )
+    public func value<C: Clock<Duration>>(
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws(Failure) -> Success {
+        fatalError("unavailable")
+    }
+}
+
 extension AsyncResultOperation where Success: Sendable, Failure: TimeoutRepresentable {
     /// The operation's success value, if its outcome is final within `timeout`; throws its typed
     /// failure otherwise — `Failure.timeout` when the time ran out.

@@ -41,6 +41,24 @@ extension OperationQueue {
             in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self, timeout: limit)
     }
 
+    /// Not available: `Failure` cannot express a timeout.
+    ///
+    /// Use ``runForOutcomeValue(_:timeout:clock:onTimeout:)`` (throws ``OperationFailure``, with
+    /// ``OperationFailure/timedOut``), or adopt ``TimeoutRepresentable`` in `Failure`.
+    @available(
+        *, unavailable,
+        message:
+            "Failure cannot express a timeout: use 'try await queue.runForOutcomeValue(op, timeout:)' (throws OperationFailure<Failure>, with .timedOut), or adopt TimeoutRepresentable in Failure"
+    )
+    public func run<Success: Sendable, Failure, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws(Failure) -> Success {
+        fatalError("unavailable")
+    }
+
     /// Runs `operation` on this queue and returns its success value, if its outcome is final
     /// within `timeout`; throws its failure otherwise — an ``OperationTimeoutError`` when the
     /// time ran out.

@@ -46,18 +46,14 @@ struct FinishObservation: Sendable {
         }
     }
 
-    /// Drops the sentinel's callback and lets its queue finish it.
-    ///
-    /// - Returns: `true` when the callback had not been called (it now never will be); `false`
-    ///   when it has already been called or is running.
-    @discardableResult
-    private static func release(_ sentinel: FinishSentinel, observing observed: Operation) -> Bool {
-        let dropped = sentinel.discard()
+    /// Drops the sentinel's callback (unless it has been called or is running) and lets its
+    /// queue finish it.
+    private static func release(_ sentinel: FinishSentinel, observing observed: Operation) {
+        sentinel.discard()
         // Unlink first, so the sentinel never waits for `observed` again, then cancel it so its
         // queue lets it go.
         sentinel.removeDependency(observed)
         sentinel.cancel()
-        return dropped
     }
 }
 
@@ -94,12 +90,8 @@ final class FinishSentinel: Operation, @unchecked Sendable {
         callback?()
     }
 
-    /// Drops the callback without calling it. Returns `false` when it was already taken.
-    @discardableResult
-    func discard() -> Bool {
-        lock.withCriticalSection {
-            defer { callback = nil }
-            return callback != nil
-        }
+    /// Drops the callback without calling it (nothing happens when it was already taken).
+    func discard() {
+        lock.withCriticalSection { callback = nil }
     }
 }

@@ -34,7 +34,8 @@ extension Operation {
         return lines.joined(separator: "\n")
     }
 
-    private var diagnosticName: String {
+    /// The operation's type and, if it has one, its name.
+    var diagnosticName: String {
         "\(type(of: self))" + (name.map { " '\($0)'" } ?? "")
     }
 
@@ -85,9 +86,7 @@ extension OperationQueue {
 /// Logs awaits that last longer than `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS`, with the awaited
 /// operation's ``Foundation/Operation/pendingDiagnostics``, to standard error. Off (and free) when
 /// the variable is not set.
-///
-/// Safety: `stopped` is only touched while holding `lock`.
-final class StuckAwaitWatchdog: @unchecked Sendable {
+enum StuckAwaitWatchdog {
     /// The threshold in seconds, read once from the environment; `nil` when unset or not positive.
     static let threshold: Double? = {
         guard let text = ProcessInfo.processInfo.environment["OPERATIONBRIDGE_STUCK_AWAIT_SECONDS"],
@@ -96,29 +95,17 @@ final class StuckAwaitWatchdog: @unchecked Sendable {
         return seconds
     }()
 
-    private let lock = NSLock()
-    private var stopped = false
-
-    /// Starts watching an await of `operation`; `nil` when the watchdog is off. Call ``stop()``
-    /// when the await ends.
-    static func watch(_ operation: Operation) -> StuckAwaitWatchdog? {
+    /// Starts watching an await of `operation`: a ``DeadlineTimer`` to cancel when the await
+    /// ends, or `nil` when the watchdog is off.
+    static func watch(_ operation: Operation) -> DeadlineTimer? {
         guard let threshold else { return nil }
-        let watchdog = StuckAwaitWatchdog()
-        DispatchQueue.global().asyncAfter(deadline: .now() + threshold) { [weak operation] in
-            guard let operation, watchdog.isWatching else { return }
+        let clock = ContinuousClock()
+        return DeadlineTimer.schedule(at: clock.now + .seconds(threshold), on: clock) { [weak operation] in
+            guard let operation else { return }
             let text =
                 "OperationBridge: an await has been waiting for more than \(threshold) s "
                 + "(OPERATIONBRIDGE_STUCK_AWAIT_SECONDS):\n\(operation.pendingDiagnostics)\n"
             FileHandle.standardError.write(Data(text.utf8))
         }
-        return watchdog
-    }
-
-    private var isWatching: Bool {
-        lock.withCriticalSection { !stopped }
-    }
-
-    func stop() {
-        lock.withCriticalSection { stopped = true }
     }
 }

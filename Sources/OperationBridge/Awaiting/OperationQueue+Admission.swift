@@ -43,14 +43,14 @@ extension OperationQueue {
         if let operation = operation as? AsyncOperation {
             return admit(operation, listed: listed)
         }
-        if operation.isExecuting || operation.isFinished { return .started }
+        if operation.hasBeenStarted { return .started }
         guard ForeignAdmissions.shared.claim(operation) else { return .pending(in: nil) }
         if releasingForeignClaimOnFinish {
             let observation = FinishObservation.observe(operation) { ForeignAdmissions.shared.release(operation) }
             if observation == nil { ForeignAdmissions.shared.release(operation) }
         }
         if listed ?? operations.contains(where: { $0 === operation }) { return .pending(in: self) }
-        if operation.isExecuting || operation.isFinished { return .started }
+        if operation.hasBeenStarted { return .started }
         enqueue(operation)
         return .added
     }
@@ -85,7 +85,7 @@ extension OperationQueue {
     /// is ready) nor known to be pending.
     static func mayBeListedByOtherCode(_ operation: Operation) -> Bool {
         if let operation = operation as? AsyncOperation { return operation.mayBeQueuedByOtherCode }
-        return !operation.isExecuting && !operation.isFinished
+        return !operation.hasBeenStarted
     }
 
     private func admit(_ operation: AsyncOperation, listed: Bool?) -> Admission {

@@ -53,7 +53,7 @@ enum OperationWaiter {
         let blockedSlot = QueueSlots.enter(awaiting: operation, in: queue)
         let watchdog = StuckAwaitWatchdog.watch(operation)
         defer {
-            watchdog?.stop()
+            watchdog?.cancel()
             QueueSlots.leave(blockedSlot)
         }
         if let operation = operation as? AsyncOperation {
@@ -79,12 +79,8 @@ enum OperationWaiter {
         return await withTaskCancellationHandler {
             await slot.wait()
         } onCancel: {
-            switch onTaskCancellation {
-            case .stopWaiting:
+            giveUp(on: operation, cancelling: onTaskCancellation == .cancelOperation) {
                 if slot.fulfill(false) { observation.cancel() }
-            case .cancelOperation:
-                operation.cancel()
-                if !operation.hasBeenStarted, slot.fulfill(false) { observation.cancel() }
             }
         }
     }
@@ -98,19 +94,34 @@ enum OperationWaiter {
         timeout: WaitTimeout?
     ) async -> Bool {
         guard let id = operation.reserveWaitID(decision: decision) else { return true }
-        let timer = timeout?.arm(for: operation) { operation.cancelWait(id) }
+        // The two `stopWaiting` closures are written out rather than shared: one bound to a
+        // `let` would escape (into the timer) and cost an allocation on every await.
+        let timer = timeout?.arm(for: operation) { operation.cancelWait(id, decision: decision) }
         defer { timer?.cancel() }
         return await withTaskCancellationHandler {
             await operation.waitForFinish(id, decision: decision)
         } onCancel: {
-            switch onTaskCancellation {
-            case .stopWaiting:
-                operation.cancelWait(id)
-            case .cancelOperation:
-                operation.cancel()
-                if !operation.hasStarted { operation.cancelWait(id) }
+            giveUp(on: operation, cancelling: onTaskCancellation == .cancelOperation) {
+                operation.cancelWait(id, decision: decision)
             }
         }
+    }
+
+    /// Ends a wait early — the awaiting task was cancelled, or its time is up.
+    ///
+    /// Without `cancelling`, stops the wait at once. With it, cancels the operation first, then
+    /// stops the wait unless the operation is running and `waitForRunningWork` asks to wait
+    /// until it has ended (so that no work outlives the awaiter). Called without any lock held:
+    /// `cancel()` may be a subclass's override.
+    static func giveUp(
+        on operation: Operation,
+        cancelling: Bool,
+        waitForRunningWork: Bool = true,
+        stopWaiting: () -> Void
+    ) {
+        guard cancelling else { return stopWaiting() }
+        operation.cancel()
+        if !waitForRunningWork || !operation.hasBeenStarted { stopWaiting() }
     }
 }
 

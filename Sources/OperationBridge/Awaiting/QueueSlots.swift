@@ -41,7 +41,7 @@ enum QueueSlots {
         if blocked >= width {
             fatalError(
                 "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' awaits "
-                    + "\(describe(operation)), which waits for a slot of the same queue; all "
+                    + "\(operation.diagnosticName), which waits for a slot of the same queue; all "
                     + "\(width) slots (maxConcurrentOperationCount) are held by work waiting like this, so "
                     + "nothing in the queue can start again. Call the async work directly instead of queueing "
                     + "it, run the inner operation on another queue, or raise maxConcurrentOperationCount."
@@ -63,10 +63,6 @@ enum QueueSlots {
                 + "all of that queue's operations to finish, its own included: it would wait for itself. "
                 + "Wait for the operations you need instead (waitForCompletion()), or drain from outside the queue."
         )
-    }
-
-    private static func describe(_ operation: Operation) -> String {
-        "\(type(of: operation))" + (operation.name.map { " '\($0)'" } ?? "")
     }
 }
 

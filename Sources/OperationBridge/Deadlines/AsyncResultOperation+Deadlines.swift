@@ -14,9 +14,10 @@ extension AsyncResultOperation where Success: Sendable {
     ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         let final = await OperationWaiter.waitForFinish(
             of: self, in: queue, until: .outcome, onTaskCancellation: onTaskCancellation, timeout: timeout)
-        if timeout.expired {
+        // Finished before the timeout could cancel it, or succeeded anyway: its own outcome.
+        if timeout.expired, !final || isCancelled {
             if final, case .success(let value)? = result { return value }
-            if !(final && !isCancelled) { throw mapping.timedOut() }
+            throw mapping.timedOut()
         }
         return try valueAfterWaiting(final: final, onTaskCancellation: onTaskCancellation, mapping: mapping)
     }

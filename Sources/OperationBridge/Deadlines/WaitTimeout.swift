@@ -7,7 +7,7 @@ import Foundation
 /// it has registered the wait and cancels the timer when the wait ends, so that no timer
 /// outlives the await.
 ///
-/// Safety: `expired` is only touched while holding `lock`.
+/// Safety: `expiredFlag` is only touched while holding `lock`; everything else is immutable.
 final class WaitTimeout: @unchecked Sendable {
     let behavior: TimeoutBehavior
     private let schedule: @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
@@ -34,8 +34,9 @@ final class WaitTimeout: @unchecked Sendable {
         schedule { [self] in
             guard !operation.isFinished else { return }
             if !operation.isCancelled { lock.withCriticalSection { expiredFlag = true } }
-            operation.cancel()
-            if behavior == .cancelAndReturn || !operation.hasBeenStarted { stopWaiting() }
+            OperationWaiter.giveUp(
+                on: operation, cancelling: true, waitForRunningWork: behavior == .cancelAndWait,
+                stopWaiting: stopWaiting)
         }
     }
 }

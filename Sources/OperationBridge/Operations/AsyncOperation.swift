@@ -186,8 +186,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         for waiter in waiters { waiter.resume(returning: true) }
     }
 
-    /// Whether `cancel()` won. Callers hold `lock`.
-    var cancellationRecordedLocked: Bool { lifecycle.isCancellationRecorded }
+    /// Whether nothing has decided the outcome yet (see `LifecycleStateMachine.isOutcomeOpen`;
+    /// result operations also have no result). Callers hold `lock`.
+    var outcomeOpenLocked: Bool { lifecycle.isOutcomeOpen && !outcomeDecidedLocked }
 
     /// Whether the outcome was decided before finishing began; result operations override it
     /// (a stored result). Callers hold `lock`.
@@ -248,12 +249,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// is not recorded, but the operation still finishes. With `onlyIfPending`, nothing happens
     /// once the operation has started (its work may be running and will finish it).
     final func finishWithoutRunning(reporting error: UpstreamFailedError, onlyIfPending: Bool) {
+        // Converted before taking the lock: the conversion may run the `Failure` type's own code.
+        let storeResult = upstreamFailureResult(error)
         let (stored, claim) = lock.withCriticalSection { () -> ((() -> Void)?, LifecycleStateMachine.FinishClaim) in
             if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore) }
             var stored: (() -> Void)?
-            if !lifecycle.isFinishingOrFinished, !lifecycle.isCancellationRecorded, !outcomeDecidedLocked {
+            if outcomeOpenLocked {
                 storedUpstreamFailure = UpstreamFailureBox(error)
-                stored = storeUpstreamFailureLocked(error)
+                stored = storeResult?()
             }
             return (stored, lifecycle.claimFinish())
         }
@@ -261,9 +264,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         perform(claim)
     }
 
-    /// Stores what a result operation reports for `error` (see ``finishWithoutRunning(reporting:onlyIfPending:)``).
-    /// Callers hold `lock`. Returns work to do once the lock is released.
-    func storeUpstreamFailureLocked(_ error: UpstreamFailedError) -> (() -> Void)? { nil }
+    /// What a result operation reports for `error` (see
+    /// ``finishWithoutRunning(reporting:onlyIfPending:)``): a closure that stores it — call it
+    /// holding `lock`; it returns work to do once the lock is released — or `nil` when there is
+    /// nothing to store. Called without the lock.
+    func upstreamFailureResult(_ error: UpstreamFailedError) -> (() -> (() -> Void)?)? { nil }
 
     /// Whether the finished operation counts as failed for the package's scheduling: cancelled,
     /// or stopped by an upstream failure. Result operations also count a failure result.
@@ -342,7 +347,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Suspends until the operation has finished — or, with `decision`, until its outcome is
-    /// decided before it started — (`true`), or until ``cancelWait(_:)`` was called with `id`
+    /// decided before it started — (`true`), or until ``cancelWait(_:decision:)`` was called with `id`
     /// (`false`). The continuation is resumed exactly once, whichever comes first — even when
     /// the cancellation comes before the suspension.
     func waitForFinish(_ id: LifecycleStateMachine.ObserverID, decision: Bool) async -> Bool {
@@ -352,7 +357,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
     }
 
-    /// An identifier for ``waitForFinish(_:decision:)`` and ``cancelWait(_:)``, or `nil` when
+    /// An identifier for ``waitForFinish(_:decision:)`` and ``cancelWait(_:decision:)``, or `nil` when
     /// there is nothing to wait for: the operation has finished — or, with `decision`, its
     /// outcome was decided before it started.
     func reserveWaitID(decision: Bool) -> LifecycleStateMachine.ObserverID? {
@@ -380,8 +385,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Ends the wait `id` with `false`, unless it has already ended.
-    func cancelWait(_ id: LifecycleStateMachine.ObserverID) {
-        let continuation = lock.withCriticalSection { lifecycle.cancelWaiter(id) }
+    func cancelWait(_ id: LifecycleStateMachine.ObserverID, decision: Bool) {
+        let continuation = lock.withCriticalSection { lifecycle.cancelWaiter(id, decision: decision) }
         continuation?.resume(returning: false)
     }
 

@@ -127,9 +127,9 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
 
     override var outcomeDecidedLocked: Bool { storedResult != nil }
 
-    override func storeUpstreamFailureLocked(_ error: UpstreamFailedError) -> (() -> Void)? {
+    override func upstreamFailureResult(_ error: UpstreamFailedError) -> (() -> (() -> Void)?)? {
         guard let failure = FailureConversion.upstreamFailure(error, as: Failure.self) else { return nil }
-        return setResultLocked(.failure(failure))
+        return { self.setResultLocked(.failure(failure)) }
     }
 
     override var finishedUnsuccessfully: Bool {
@@ -147,9 +147,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// - Returns: The call of ``onResult`` to make once the lock is released, if a result was
     ///   stored and a callback is set.
     private func storeLocked(_ result: Result<Success, Failure>) -> (() -> Void)? {
-        guard storedResult == nil, !lifecycleIsFinishingOrFinishedLocked, !cancellationRecordedLocked else {
-            return nil
-        }
+        guard outcomeOpenLocked else { return nil }
         return setResultLocked(result)
     }
 

@@ -82,7 +82,13 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     }
 
     override func dropLinksAfterFinishing() {
-        lock.withCriticalSection { typedUpstream = nil }
+        // Released after the lock: it may be the upstream's last reference, and its deinit is
+        // not to run under this operation's lock.
+        let upstream = lock.withCriticalSection {
+            defer { typedUpstream = nil }
+            return typedUpstream
+        }
+        withExtendedLifetime(upstream) {}
         super.dropLinksAfterFinishing()
     }
 

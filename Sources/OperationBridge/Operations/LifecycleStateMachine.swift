@@ -49,9 +49,7 @@ struct LifecycleStateMachine {
     /// Someone asked the operation whether it is ready. Queues do when an operation is added
     /// (see ``admit(to:listed:)``).
     private var readinessQueried = false
-    /// The package added the operation to a queue, or found it in one.
-    private var admitted = false
-    /// That queue, until the operation finishes. Strong, and released at the finish: a weak
+    /// The queue the package added the operation to, or found it in, until it finishes. Strong, and released at the finish: a weak
     /// reference costs a side-table update per operation, and a queue keeps its pending
     /// operations anyway (on Linux each one also retains its queue until it finishes).
     private(set) var admittedQueue: OperationQueue?
@@ -83,6 +81,12 @@ struct LifecycleStateMachine {
         }
     }
 
+    /// Not finishing or finished, not cancelled, and no early finish requested: nothing has
+    /// decided the outcome yet (a result operation also checks that it has no result).
+    var isOutcomeOpen: Bool {
+        !isFinishingOrFinished && !isCancellationRecorded && !finishRequested
+    }
+
     var hasStarted: Bool {
         if case .pending = state { return false }
         return true
@@ -110,7 +114,7 @@ struct LifecycleStateMachine {
     mutating func start() -> StartAction {
         switch state {
         case .pending:
-            if isCancellationRecorded || finishRequested {
+            if isDecidedWhilePending {
                 state = .finishing(wasExecuting: false)
                 return .finishWithoutRunning
             }
@@ -137,7 +141,7 @@ struct LifecycleStateMachine {
     ///   waiters to resume with `true` because the outcome was decided while pending.
     mutating func recordCancellation(outcomeDecided: Bool) -> (recorded: Bool, decided: [Waiter]) {
         if isCancellationRecorded { return (true, []) }
-        guard !isFinishingOrFinished, !outcomeDecided else { return (false, []) }
+        guard isOutcomeOpen, !outcomeDecided else { return (false, []) }
         isCancellationRecorded = true
         // Decided only while pending: a running operation's outcome is final when it finishes
         // (its awaiters wait for the work to end, even though its result may be stored).
@@ -197,9 +201,8 @@ struct LifecycleStateMachine {
     enum Admission {
         /// Started or finished: only await it.
         case started
-        /// Pending in a queue already (`queue`, when the package knows which and it still exists):
-        /// await it, never add it again.
-        case pending(in: OperationQueue?)
+        /// Pending in `queue` already: await it, never add it again.
+        case pending(in: OperationQueue)
         /// Claimed for `queue`: add it now.
         case add
         /// Nobody added it through the package, but something asked whether it is ready (maybe a
@@ -211,7 +214,7 @@ struct LifecycleStateMachine {
     /// Pending, not admitted by the package, and something asked whether it is ready.
     var mayBeQueuedByOtherCode: Bool {
         guard case .pending = state else { return false }
-        return !admitted && readinessQueried
+        return admittedQueue == nil && readinessQueried
     }
 
     /// Decides how the package hands the operation to `queue`, claiming it when it must be added.
@@ -219,9 +222,8 @@ struct LifecycleStateMachine {
     /// - Parameter listed: Whether `queue` lists the operation, when the caller has looked.
     mutating func admit(to queue: OperationQueue, listed: Bool?) -> Admission {
         guard case .pending = state else { return .started }
-        if admitted { return .pending(in: admittedQueue) }
+        if let admittedQueue { return .pending(in: admittedQueue) }
         if readinessQueried && listed == nil { return .lookInList }
-        admitted = true
         admittedQueue = queue
         return listed == true ? .pending(in: queue) : .add
     }
@@ -265,9 +267,10 @@ struct LifecycleStateMachine {
     /// Cancels the wait `id`.
     ///
     /// - Returns: The continuation to resume with `false`, when it was stored. When it was not
-    ///   installed yet, the cancellation is remembered for ``installWaiter(_:_:decision:)``; when
-    ///   the waiter was already resumed, nothing happens.
-    mutating func cancelWaiter(_ id: ObserverID) -> Waiter? {
+    ///   installed yet, the cancellation is remembered for ``installWaiter(_:_:decision:)``;
+    ///   when the waiter was already resumed (the operation finished, or — for a `decision`
+    ///   waiter — its outcome was decided while pending), nothing happens.
+    mutating func cancelWaiter(_ id: ObserverID, decision: Bool) -> Waiter? {
         if let index = observers.firstIndex(where: { $0.id == id }) {
             guard case .waiter(let continuation, _) = observers.remove(at: index).observer else {
                 preconditionFailure("Internal inconsistency: observer \(id) is not a waiter")
@@ -275,6 +278,8 @@ struct LifecycleStateMachine {
             return continuation
         }
         if case .finished = state { return nil }
+        // Resumed with the decision already, or — not installed yet — answered it on install.
+        if decision && isDecidedWhilePending { return nil }
         cancelledWaiters.append(id)
         return nil
     }

@@ -47,7 +47,13 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
         super.init(input: input)
     }
 
-    /// Creates an operation that runs `body` on `upstream`'s success value.
+    /// Creates an operation that runs `body` on `upstream`'s success value, and makes it depend
+    /// on `upstream`.
+    ///
+    /// `body` runs at most once, in a new `Task`, after `upstream` has finished; cancelling the
+    /// operation cancels that task, and cancelled before it starts, `body` never runs. When
+    /// `upstream` failed or was cancelled, `body` does not run either (see
+    /// ``ChainedAsyncResultOperation/upstreamFailurePolicy``). Safe to call from any thread.
     @_disfavoredOverload
     public convenience init<UpstreamFailure: Error>(
         inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>,
@@ -86,12 +92,18 @@ extension ChainedTaskOperation where Failure == Never {
     /// Creates an operation that runs `body`, which cannot fail, on its input when started.
     ///
     /// The same as ``init(input:_:)`` for a non-throwing closure; it lets the compiler infer
-    /// `Failure == Never` where the closure is written inline.
+    /// `Failure == Never` where the closure is written inline. `body` runs at most once, in a new
+    /// `Task` cancelled with the operation; cancelled before it starts (or after an upstream
+    /// failure), it never runs, and awaiting the operation answers `nil`.
     public convenience init(input: Input? = nil, _ body: @escaping @Sendable (Input) async -> Output) {
         self.init(input: input, running: .nonThrowing(body))
     }
 
-    /// Creates an operation that runs `body`, which cannot fail, on `upstream`'s success value.
+    /// Creates an operation that runs `body`, which cannot fail, on `upstream`'s success value,
+    /// and makes it depend on `upstream`.
+    ///
+    /// As ``init(inputFrom:_:)-(AsyncResultOperation<Input,UpstreamFailure>,_)``; awaiting the
+    /// operation answers `nil` when `body` did not run (cancelled, or the upstream failed).
     public convenience init<UpstreamFailure: Error>(
         inputFrom upstream: AsyncResultOperation<Input, UpstreamFailure>,
         _ body: @escaping @Sendable (Input) async -> Output
@@ -114,12 +126,13 @@ extension AsyncResultOperation where Success: Sendable {
     /// let size = download.then { (data: Data) async -> Int in data.count }
     /// queue.addOperation(download)
     /// queue.addOperation(size)
-    /// let bytes = try await size.value
+    /// let bytes = await size.value   // Int?: `Failure` is `Never`, nil when it did not run
     /// ```
     ///
     /// When this operation fails or is cancelled, `body` does not run: the returned operation
     /// finishes with an ``UpstreamFailedError``-based failure (see
-    /// ``ChainedAsyncResultOperation/upstreamFailurePolicy``).
+    /// ``ChainedAsyncResultOperation/upstreamFailurePolicy``). `body` runs at most once, in a new
+    /// `Task` that cancelling the returned operation cancels. Safe to call from any thread.
     @_disfavoredOverload
     public func then<Output: Sendable, NewFailure: Error>(
         _ body: @escaping @Sendable (Success) async throws(NewFailure) -> Output
@@ -129,7 +142,9 @@ extension AsyncResultOperation where Success: Sendable {
 
     /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
     /// value; see ``then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``. The step's
-    /// `Failure` is `Never`: awaiting it answers an optional.
+    /// `Failure` is `Never`: awaiting it answers an optional, `nil` when `body` did not run
+    /// (the step was cancelled before it started, or this operation failed). Cancelling the
+    /// step cancels the `Task` running `body`. Safe to call from any thread.
     public func then<Output: Sendable>(
         _ body: @escaping @Sendable (Success) async -> Output
     ) -> ChainedTaskOperation<Success, Output, Never> {
@@ -168,7 +183,9 @@ extension OperationQueue {
 
     /// Adds an operation that runs `body`, which cannot fail, and returns it; see
     /// ``addTask(qualityOfService:_:)->TaskOperation<Success,Failure>``. Its `Failure` is `Never`:
-    /// `await queue.addTask { 42 }.value` answers an optional.
+    /// `await queue.addTask { 42 }.value` answers an optional, `nil` when the operation was
+    /// cancelled before `body` ran. Cancelling the operation cancels the `Task` running `body`.
+    /// Safe to call from any thread.
     @discardableResult
     public func addTask<Success: Sendable>(
         qualityOfService: QualityOfService? = nil,

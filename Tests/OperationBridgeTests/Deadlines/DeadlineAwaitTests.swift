@@ -24,9 +24,7 @@ struct DeadlineAwaitTests {
     func timeoutCancelsAndReturns() async throws {
         let clock = TestClock()
         let queue = OperationQueue()
-        let operation = ManualResultOperation<Int, SlowServiceError>()
-        queue.addOperation(operation)
-        await operation.started.wait()
+        let operation = await runningOperation(in: queue)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in
             try await operation.value(timeout: .seconds(5), clock: clock)
         }
@@ -48,16 +46,9 @@ struct DeadlineAwaitTests {
     func timeoutCancelsAndWaits() async throws {
         let clock = TestClock()
         let queue = OperationQueue()
-        let operation = ManualResultOperation<Int, SlowServiceError>()
-        queue.addOperation(operation)
-        await operation.started.wait()
+        let operation = await runningOperation(in: queue)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in
-            defer {
-                #expect(
-                    operation.isFinished,
-                    "executing \(operation.isExecuting) cancelled \(operation.isCancelled) result \(String(describing: operation.result))"
-                )
-            }
+            defer { #expect(operation.isFinished) }
             return try await queue.run(operation, timeout: .seconds(5), clock: clock, onTimeout: .cancelAndWait)
         }
         await clock.sleepers(atLeast: 1)
@@ -73,9 +64,7 @@ struct DeadlineAwaitTests {
     func finishesInTime() async throws {
         let clock = TestClock()
         let queue = OperationQueue()
-        let operation = ManualResultOperation<Int, SlowServiceError>()
-        queue.addOperation(operation)
-        await operation.started.wait()
+        let operation = await runningOperation(in: queue)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in
             try await operation.value(timeout: .seconds(5), clock: clock)
         }
@@ -195,13 +184,11 @@ struct DeadlineAwaitTests {
         let queue = OperationQueue()
         for _ in 0..<Stress.iterations(2_000) {
             let clock = TestClock()
-            let operation = ManualResultOperation<Int, SlowServiceError>()
             let behavior: TimeoutBehavior = Bool.random(using: &generator) ? .cancelAndReturn : .cancelAndWait
             let outcome: Result<Int, SlowServiceError> =
                 Bool.random(using: &generator) ? .success(1) : .failure(.offline)
             let finishFirst = Bool.random(using: &generator)
-            queue.addOperation(operation)
-            await operation.started.wait()
+            let operation = await runningOperation(in: queue)
             let awaiting = Task { () async -> Result<Int, SlowServiceError> in
                 do throws(SlowServiceError) {
                     return .success(try await operation.value(timeout: .seconds(1), clock: clock, onTimeout: behavior))
@@ -230,6 +217,14 @@ struct DeadlineAwaitTests {
             #expect(clock.pendingSleepers == 0)
         }
     }
+}
+
+/// An operation running in `queue`, whose work ends only when the test finishes it.
+private func runningOperation(in queue: OperationQueue) async -> ManualResultOperation<Int, SlowServiceError> {
+    let operation = ManualResultOperation<Int, SlowServiceError>()
+    queue.addOperation(operation)
+    await operation.started.wait()
+    return operation
 }
 
 /// Whether `error` is the ``OperationFailure`` case named `name` (the type is not `Equatable`).

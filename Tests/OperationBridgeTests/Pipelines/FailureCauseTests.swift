@@ -61,6 +61,27 @@ struct FailureCauseTests {
         }
     }
 
+    @Test("A step stopped by an upstream failure stays so: a later cancel() changes neither isCancelled nor the cause")
+    func aStoppedStepIsNotCancelledLater() async throws {
+        let queue = OperationQueue()
+        let root = GatedResultOperation<Int, StepError>(.failure(.planned(3)))
+        let blocker = GatedResultOperation<Int, StepError>(.success(0), trigger: Trigger())
+        let step = TaskOperation { () async throws(InexpressibleError) -> Int in 1 }
+        step.addDependency(root)
+        step.addDependency(blocker)
+        let pipeline = try Pipeline([root, blocker, step], on: queue)
+        pipeline.start()
+        // Decided while it still waits for `blocker`: stopped by the root's failure.
+        #expect(await step.outcome == nil)
+        step.cancel()
+        #expect(!step.isCancelled)
+        #expect(step.upstreamFailure?.rootFailure as? StepError == .planned(3))
+        blocker.trigger?.fire()
+        try await pipeline.waitForCompletion()
+        #expect(!step.isCancelled)
+        #expect(step.upstreamFailure?.rootFailure as? StepError == .planned(3))
+    }
+
     @Test("A step whose error type can express nothing keeps the cause; awaiting it says upstreamFailed")
     func inexpressibleErrorKeepsTheCause() async throws {
         let queue = OperationQueue()

@@ -5,7 +5,9 @@
 /// compiler says so and points here); ``AsyncResultOperation/outcomeValue``,
 /// ``Foundation/OperationQueue/runForOutcomeValue(_:)``, ``Pipeline/outcomeValue(of:)`` and
 /// ``OperationResults/collectOutcomeValues()`` throw this wrapper instead, still typed: the
-/// operation's own failure, a cancellation, or the upstream failure that kept it from running.
+/// operation's own failure, a cancellation, or the upstream failure that kept it from running —
+/// and, for awaits with a time limit (``AsyncResultOperation/outcomeValue(timeout:clock:onTimeout:)``,
+/// ``Foundation/OperationQueue/runForOutcomeValue(_:timeout:clock:onTimeout:)``), a timeout.
 /// They work for every `Failure`.
 ///
 /// ```swift
@@ -19,6 +21,8 @@
 ///     // the task, or someone else, cancelled the lookup
 /// } catch .upstreamFailed(let error) {
 ///     log(error.rootFailure as Any)                      // what failed further up
+/// } catch .timedOut {
+///     // only thrown by awaits with a time limit
 /// }
 /// ```
 ///

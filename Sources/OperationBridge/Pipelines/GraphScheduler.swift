@@ -22,8 +22,8 @@ import Foundation
 /// input from the failed step are left to report it themselves (their
 /// ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
 ///
-/// Safety: all mutable state lives in `machine`, which is only touched while holding `lock`;
-/// queue calls, cancellations and callbacks run after the lock is released.
+/// Safety: the mutable state — `machine`, `onFinish` and `drainWaiters` — is only touched while
+/// holding `lock`; queue calls, cancellations and callbacks run after the lock is released.
 final class GraphScheduler: @unchecked Sendable {
     /// Called once per operation (by node index), after it has finished. May run on any thread,
     /// concurrently for different nodes.
@@ -244,8 +244,9 @@ final class GraphScheduler: @unchecked Sendable {
                 let drained = machine.unfinishedCount == 0 ? takeDrainWaitersLocked() : []
                 return (action, onFinish, drained)
             }
-            guard let action else { continue }
+            // Answered at the end of this iteration, after the node has been reported.
             defer { for waiter in drained { waiter.fulfill(true) } }
+            guard let action else { continue }
             // Report the node before stopping the others because of it: an operation that
             // finishes inside `cancel()` must not be delivered before the failure that caused it.
             handler?(node)

@@ -24,9 +24,11 @@ import Foundation
 ///
 /// ## Failures
 /// By default (``PipelineFailurePolicy/cancelDependents``) a failed step — a failure result, or
-/// cancelled — cancels the steps that depend on it, transitively, and the others go on;
-/// chained steps that take their input from it report the failure in their own typed result
-/// instead. ``PipelineFailurePolicy/cancelAll`` stops everything at the first failure.
+/// cancelled — stops the steps that depend on it, transitively, and the others go on. A stopped
+/// step does not run: the package's operations report the failure (``AsyncOperation/upstreamFailure``,
+/// and their result where their `Failure` can express it) and are not cancelled; other operations
+/// are cancelled. ``PipelineFailurePolicy/cancelAll`` also cancels every step that does not
+/// depend on the failed one.
 ///
 /// ## Cancellation
 /// ``cancel()``, or cancelling a task awaiting ``value(of:)-(AsyncResultOperation<Success,Failure>)``, ``outcome(of:)`` or
@@ -45,9 +47,10 @@ public final class Pipeline: Sendable {
     /// Validates the graph. Nothing runs until ``start()`` or an awaiting member is called.
     ///
     /// - Parameters:
-    ///   - operations: The steps; an operation listed twice is run once. They must not be in a
-    ///     queue already (Foundation traps on adding an operation to a second queue);
-    ///     operations already started or finished are only observed.
+    ///   - operations: The steps; an operation listed twice is run once. One already pending in
+    ///     `queue` is awaited, never added again; one pending in *another* queue must not be
+    ///     given (Foundation traps on adding an operation to a second queue); operations already
+    ///     started or finished are only observed.
     ///   - queue: The queue to run them on. Its `maxConcurrentOperationCount` applies.
     ///   - failurePolicy: What a failed step does to the others.
     /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the dependencies form a
@@ -89,32 +92,24 @@ public final class Pipeline: Sendable {
     /// - Throws: `CancellationError` when the awaiting task is cancelled; the pipeline is then
     ///   cancelled too, and the call returns at once.
     public func waitForCompletion() async throws(CancellationError) {
-        start()
-        let finished = await withTaskCancellationHandler {
-            await run.scheduler.waitForAll()
-        } onCancel: {
-            cancel()
-        }
-        if !finished { throw CancellationError() }
+        if await !owning({ await run.scheduler.waitForAll() }) { throw CancellationError() }
     }
 
     /// Starts the pipeline if needed and returns the result of `step` once it has finished.
     ///
     /// - Returns: The step's result — its own cancellation failure when the awaiting task was
-    ///   cancelled first — or `nil` when it was cancelled and its `Failure` cannot express
-    ///   cancellation (as ``Foundation/OperationQueue/runForOutcome(_:)``).
+    ///   cancelled first — or `nil` when it ended without one: cancelled, or stopped by an
+    ///   upstream failure, and its `Failure` cannot express that (as
+    ///   ``Foundation/OperationQueue/runForOutcome(_:)``; see ``AsyncOperation/upstreamFailure``).
     ///
     /// ## Cancellation
     /// The awaiting task owns the pipeline: cancelling it cancels the pipeline.
     public func outcome<Success: Sendable, Failure>(
         of step: AsyncResultOperation<Success, Failure>
     ) async -> Result<Success, Failure>? {
-        start()
-        return await withTaskCancellationHandler {
+        await owning {
             _ = await OperationWaiter.waitForFinish(of: step, until: .outcome, onTaskCancellation: .cancelOperation)
             return step.result
-        } onCancel: {
-            cancel()
         }
     }
 
@@ -146,11 +141,14 @@ public final class Pipeline: Sendable {
     /// final; throws a typed ``OperationFailure``. For every `Failure`, and the way to await steps
     /// whose `Failure` can express neither cancellation nor an upstream failure.
     ///
-    /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled``, or
+    /// - Throws: ``OperationFailure/failed(_:)`` with the step's failure — a step whose `Failure`
+    ///   can express cancellation reports its cancellation this way too —,
+    ///   ``OperationFailure/cancelled`` when it ended cancelled without a result, or
     ///   ``OperationFailure/upstreamFailed(_:)`` naming the step where the failure started.
     ///
     /// ## Cancellation
-    /// The awaiting task owns the pipeline: cancelling it cancels the pipeline.
+    /// The awaiting task owns the pipeline: cancelling it cancels the pipeline, and the call
+    /// answers the step's own cancellation as above.
     public func outcomeValue<Success: Sendable, Failure>(
         of step: AsyncResultOperation<Success, Failure>
     ) async throws(OperationFailure<Failure>) -> Success {
@@ -180,18 +178,22 @@ public final class Pipeline: Sendable {
         of step: AsyncResultOperation<Success, Failure>,
         mapping: Mapping.Type
     ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
-        start()
         // `withTaskCancellationHandler` is untyped-rethrowing; carry the typed error out in a Result.
-        let result = await withTaskCancellationHandler { () async -> Result<Success, Mapping.Thrown> in
+        let result = await owning { () async -> Result<Success, Mapping.Thrown> in
             do throws(Mapping.Thrown) {
                 return .success(try await step.awaitValue(onTaskCancellation: .cancelOperation, mapping: mapping))
             } catch {
                 return .failure(error)
             }
-        } onCancel: {
-            cancel()
         }
         return try result.get()
+    }
+
+    /// Starts the pipeline if needed and runs `body` with the awaiting task owning the pipeline:
+    /// cancelling the task cancels it.
+    private func owning<Value>(_ body: () async -> Value) async -> Value {
+        start()
+        return await withTaskCancellationHandler(operation: body) { cancel() }
     }
 
     /// The steps as they finish, as an `AsyncSequence` (completion order). Iterating starts the
@@ -212,7 +214,7 @@ public final class Pipeline: Sendable {
             public let index: Int
             /// The step.
             public let operation: Operation
-            /// Whether it failed: a failure result, or cancelled.
+            /// Whether it failed: a failure result, cancelled, or stopped by an upstream failure.
             public let failed: Bool
         }
 

@@ -20,11 +20,12 @@ public enum PipelineError: Error, CustomStringConvertible {
 /// What a ``Pipeline`` does when one of its steps fails (ends with a failure result, or is
 /// cancelled).
 public enum PipelineFailurePolicy: Sendable {
-    /// Cancel the steps that depend on the failed one (transitively); the other steps go on.
-    /// A ``ChainedAsyncResultOperation`` whose input comes from the failed step is not
-    /// cancelled: it applies its own ``ChainedAsyncResultOperation/upstreamFailurePolicy``,
-    /// which reports the upstream's failure in its typed result. The default.
+    /// Stop the steps that depend on the failed one (transitively); the other steps go on. A
+    /// stopped step does not run: the package's operations report the failure
+    /// (``AsyncOperation/upstreamFailure``) and are not cancelled; other operations are
+    /// cancelled. A ``ChainedAsyncResultOperation`` whose input comes from the failed step
+    /// applies its own ``ChainedAsyncResultOperation/upstreamFailurePolicy``. The default.
     case cancelDependents
-    /// Cancel every step that has not finished.
+    /// Stop the dependents as above, and cancel every other step that has not finished.
     case cancelAll
 }

@@ -57,7 +57,7 @@ extension Operation {
     }
 
     /// Whether the failure of `upstream`, a finished dependency, is reported by this operation
-    /// itself rather than by cancelling it (see ``PipelineFailurePolicy/cancelDependents``).
+    /// itself rather than by being stopped (see ``PipelineFailurePolicy/cancelDependents``).
     func reportsFailure(ofUpstream upstream: Operation) -> Bool {
         (self as? any UpstreamFailureHandling)?.reportsFailure(of: upstream) ?? false
     }

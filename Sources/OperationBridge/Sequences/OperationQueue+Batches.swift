@@ -5,7 +5,8 @@ extension OperationQueue {
     ///
     /// Operations that depend on each other are fine: each is added to the queue once its
     /// dependencies inside the array have finished (linear on Linux, see ``Pipeline``); a
-    /// failed operation cancels the operations that depend on it. Dependencies on operations
+    /// failed operation stops the operations that depend on it (they do not run and report the
+    /// failure, see ``PipelineFailurePolicy/cancelDependents``). Dependencies on operations
     /// outside the array are honoured by the queue as usual.
     ///
     /// ```swift
@@ -16,8 +17,9 @@ extension OperationQueue {
     /// let ok = try await queue.results(of: downloads).allSucceeded()
     /// ```
     ///
-    /// The operations must not be in a queue already (Foundation traps when an operation is
-    /// added to a second queue); operations already started or finished are only observed.
+    /// An operation already pending in this queue is awaited, never added again; one pending in
+    /// *another* queue must not be given (Foundation traps when an operation is added to a
+    /// second queue); operations already started or finished are only observed.
     /// To observe operations queued elsewhere, use ``OperationResults/init(observing:order:)``.
     ///
     /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when their dependencies form a

@@ -132,8 +132,10 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
     /// upstream failure, the failure where it started (see ``firstFailure``) when it is of this
     /// sequence's type.
     ///
-    /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled`` (an operation was
-    ///   cancelled, or the calling task was), or ``OperationFailure/upstreamFailed(_:)``.
+    /// - Throws: ``OperationFailure/failed(_:)`` (an operation whose `Failure` can express
+    ///   cancellation reports its cancellation this way too), ``OperationFailure/cancelled`` (an
+    ///   operation ended cancelled without a result, or the calling task was cancelled), or
+    ///   ``OperationFailure/upstreamFailed(_:)``.
     public func collectOutcomeValues() async throws(OperationFailure<Failure>) -> [Success] {
         try await collectValues(mapping: WrappedFailure<Failure>.self)
     }
@@ -175,10 +177,8 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
         of operation: AsyncResultOperation<Success, Failure>
     ) -> (result: Result<Success, Failure>?, cause: UpstreamFailedError?) {
         let cause = operation.upstreamFailure
-        if cause != nil, let first = firstFailure?.operation as? AsyncResultOperation<Success, Failure>,
-            case .failure? = first.result
-        {
-            return (first.result, nil)
+        if cause != nil, let error = run.firstFailure(of: AsyncResultOperation<Success, Failure>.self) {
+            return (.failure(error), nil)
         }
         return (operation.result, cause)
     }

@@ -109,11 +109,7 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
         /// because of it; one of them may be delivered first (in submission order, or when it
         /// finishes inside `cancel()`), and must then report the failure, not its cancellation.
         private func stoppingFailure(otherwise own: Failure) -> Failure {
-            let first = base.lifetime.run.firstFailure?.operation
-            guard let first = first as? AsyncResultOperation<Success, Failure>,
-                case .failure(let error)? = first.result
-            else { return own }
-            return error
+            base.lifetime.run.firstFailure(of: AsyncResultOperation<Success, Failure>.self) ?? own
         }
     }
 }

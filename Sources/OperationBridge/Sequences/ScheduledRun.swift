@@ -1,9 +1,10 @@
 import Foundation
 
 /// One run of a set of operations through the ``GraphScheduler``, with its finished positions
-/// handed to a single consumer. Shared by ``OperationResults`` and ``PipelineRun``.
+/// handed to a single consumer. Shared by ``OperationResults`` and ``Pipeline``.
 ///
-/// Safety: `state` is guarded by `lock`; the scheduler and the hand-off are thread-safe.
+/// Safety: `started` and `consumerAttached` are guarded by `lock`; the scheduler and the
+/// hand-off are thread-safe.
 final class ScheduledRun: @unchecked Sendable {
     let scheduler: GraphScheduler
     let positions: FinishedPositions
@@ -28,6 +29,16 @@ final class ScheduledRun: @unchecked Sendable {
         scheduler.firstFailure.map { node, reason in
             StepFailure(index: firstPosition[node], operation: scheduler.operations[node], reason: reason)
         }
+    }
+
+    /// The failure result of the first step that failed on its own, when that step is a result
+    /// operation with this `Failure`: what a typed sequence reports when an operation only tells
+    /// of an upstream failure, or was cancelled because of it.
+    func firstFailure<Success, Failure>(of _: AsyncResultOperation<Success, Failure>.Type) -> Failure? {
+        guard let operation = firstFailure?.operation as? AsyncResultOperation<Success, Failure>,
+            case .failure(let error)? = operation.result
+        else { return nil }
+        return error
     }
 
     /// Starts scheduling. The first call wins; later calls do nothing and return `false`.

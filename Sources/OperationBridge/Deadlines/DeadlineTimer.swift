@@ -53,18 +53,22 @@ struct DeadlineTimer: Sendable {
 /// The pending deadlines of the dispatch-backed clocks, earliest first, served by one
 /// `DispatchSourceTimer` armed for the earliest.
 ///
-/// Safety: `entries`, each entry's `index` and `armedFor` are only touched while holding `lock`;
-/// actions run on `queue` after the lock is released.
+/// Cancelling is the common case (most awaits end before their time is up), so it costs O(1):
+/// a cancelled entry gives up its action at once and stays in the heap until it reaches the top
+/// or until cancelled entries are half the heap, when the heap is rebuilt without them
+/// (amortized O(1) per cancellation, and never more than twice the live entries).
+///
+/// Safety: `entries`, `cancelledCount`, `armedFor` and each entry's `action` are only touched
+/// while holding `lock`; actions run on `queue`, and are released, after the lock is released.
 final class TimerHeap: @unchecked Sendable {
     static let shared = TimerHeap()
 
     /// One pending deadline.
     final class Entry: @unchecked Sendable {
-        // Safety: `uptime` and `action` are immutable; `index` is guarded by the heap's lock.
+        // Safety: `uptime` is immutable; `action` is guarded by the heap's lock.
         let uptime: UInt64
-        let action: @Sendable () -> Void
-        /// The entry's position in the heap; -1 once it has fired or been cancelled.
-        var index = -1
+        /// What to call when the deadline comes; `nil` once it has fired or been cancelled.
+        var action: (@Sendable () -> Void)?
 
         init(uptime: UInt64, action: @escaping @Sendable () -> Void) {
             self.uptime = uptime
@@ -73,7 +77,10 @@ final class TimerHeap: @unchecked Sendable {
     }
 
     private let lock = NSLock()
+    /// A binary min-heap by `uptime`; it may hold cancelled entries.
     private var entries: [Entry] = []
+    /// How many entries of `entries` are cancelled.
+    private var cancelledCount = 0
     /// The uptime the source is armed for, if any.
     private var armedFor: UInt64?
     private let queue = DispatchQueue(label: "OperationBridge.DeadlineTimer")
@@ -90,35 +97,46 @@ final class TimerHeap: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let entry = Entry(uptime: Self.uptime(now, plus: delay), action: action)
         lock.lock()
-        entry.index = entries.count
         entries.append(entry)
-        siftUp(entry.index)
+        siftUp(entries.count - 1)
         if entries[0] === entry { arm(for: entry.uptime) }
         lock.unlock()
         return entry
     }
 
-    /// Removes a deadline that has not fired. The source stays armed: a wake-up with nothing
-    /// due re-arms it for the new earliest deadline.
+    /// Cancels a deadline that has not fired. The source stays armed: a wake-up with nothing due
+    /// re-arms it for the new earliest deadline.
     func cancel(_ entry: Entry) {
         lock.lock()
-        if entry.index >= 0 { remove(at: entry.index) }
+        let action = entry.action
+        if action != nil {
+            entry.action = nil
+            cancelledCount += 1
+            if cancelledCount > entries.count / 2 { removeCancelled() }
+        }
         lock.unlock()
+        // The action (and what it holds) is released here, outside the lock.
+        withExtendedLifetime(action) {}
     }
 
     /// Runs on `queue`: takes every entry that is due, re-arms, then calls their actions.
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
-        var due: [Entry] = []
+        var due: [@Sendable () -> Void] = []
         lock.lock()
         armedFor = nil
-        while let first = entries.first, first.uptime <= now {
-            remove(at: 0)
-            due.append(first)
+        while let first = entries.first, first.action == nil || first.uptime <= now {
+            removeFirst()
+            if let action = first.action {
+                first.action = nil
+                due.append(action)
+            } else {
+                cancelledCount -= 1
+            }
         }
         if let first = entries.first { arm(for: first.uptime) }
         lock.unlock()
-        for entry in due { entry.action() }
+        for action in due { action() }
     }
 
     /// Callers hold `lock`.
@@ -141,15 +159,18 @@ final class TimerHeap: @unchecked Sendable {
 
     // MARK: The binary heap (callers hold `lock`).
 
-    private func remove(at index: Int) {
-        let removed = entries[index]
+    private func removeFirst() {
         let last = entries.removeLast()
-        removed.index = -1
-        guard index < entries.count else { return }
-        entries[index] = last
-        last.index = index
-        siftUp(index)
-        siftDown(last.index)
+        guard !entries.isEmpty else { return }
+        entries[0] = last
+        siftDown(0)
+    }
+
+    /// Rebuilds the heap without its cancelled entries.
+    private func removeCancelled() {
+        entries.removeAll { $0.action == nil }
+        cancelledCount = 0
+        for index in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
     }
 
     private func siftUp(_ start: Int) {
@@ -157,7 +178,7 @@ final class TimerHeap: @unchecked Sendable {
         while child > 0 {
             let parent = (child - 1) / 2
             guard entries[child].uptime < entries[parent].uptime else { return }
-            swapAt(child, parent)
+            entries.swapAt(child, parent)
             child = parent
         }
     }
@@ -171,14 +192,8 @@ final class TimerHeap: @unchecked Sendable {
             var smallest = left
             if right < entries.count, entries[right].uptime < entries[left].uptime { smallest = right }
             guard entries[smallest].uptime < entries[parent].uptime else { return }
-            swapAt(parent, smallest)
+            entries.swapAt(parent, smallest)
             parent = smallest
         }
-    }
-
-    private func swapAt(_ first: Int, _ second: Int) {
-        entries.swapAt(first, second)
-        entries[first].index = first
-        entries[second].index = second
     }
 }

@@ -175,6 +175,36 @@ struct DeadlineAwaitTests {
         try await glue.waitForCompletion()
     }
 
+    @Test("The shared dispatch timer: thousands of deadlines cancelled and fired, interleaved")
+    func sharedTimerUnderLoad() async throws {
+        let queue = OperationQueue()
+        let count = Stress.iterations(2_000)
+        let answers = await withTaskGroup(of: (Bool, Bool).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    if index.isMultiple(of: 2) {
+                        // Finishes long before its hour: the deadline is cancelled.
+                        let value = try? await queue.run(
+                            TaskOperation { () async throws(SlowServiceError) -> Int in index }, timeout: .seconds(3600)
+                        )
+                        return (true, value == index)
+                    }
+                    // Never finishes, and its time is already up: the deadline fires.
+                    let stuck = ManualResultOperation<Int, SlowServiceError>()
+                    do throws(SlowServiceError) {
+                        _ = try await stuck.value(timeout: .zero)
+                        return (false, false)
+                    } catch {
+                        return (false, error == .timedOut && stuck.isCancelled)
+                    }
+                }
+            }
+            return await group.reduce(into: [(Bool, Bool)]()) { $0.append($1) }
+        }
+        #expect(answers.count == count)
+        #expect(answers.allSatisfy { $0.1 })
+    }
+
     @Test("Finish racing the timeout: one answer, consistent with the operation, no timer left")
     func finishRacingTheTimeout() async throws {
         let seed = Stress.seed()

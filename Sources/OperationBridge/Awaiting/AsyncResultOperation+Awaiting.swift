@@ -115,6 +115,7 @@ extension AsyncResultOperation where Success: Sendable {
             throw mapping.failed(error)
         case nil:
             if let cause = upstreamFailure { throw mapping.upstreamFailed(cause) }
+            if isTimedOut { throw mapping.timedOut() }
             throw mapping.cancelled()
         }
     }

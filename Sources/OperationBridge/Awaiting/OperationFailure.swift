@@ -93,6 +93,9 @@ protocol FailureMapping {
     static func cancelled() -> Thrown
     /// No result because an upstream failure kept the operation from running.
     static func upstreamFailed(_ error: UpstreamFailedError) -> Thrown
+    /// A time limit ran out before the outcome was final: the await's, or the operation's own
+    /// (it timed out without a result, because `Failure` cannot express a timeout).
+    static func timedOut() -> Thrown
 }
 
 /// The operation's own typed failure; its cancellation value otherwise.
@@ -100,6 +103,11 @@ enum OwnFailure<Failure: CancellationRepresentable>: FailureMapping {
     static func failed(_ failure: Failure) -> Failure { failure }
     static func cancelled() -> Failure { .cancellation }
     static func upstreamFailed(_ error: UpstreamFailedError) -> Failure { .cancellation }
+    /// `Failure.timeout` where `Failure` is ``TimeoutRepresentable``. Otherwise the cancellation
+    /// value — the one case where a timeout is reported as a cancellation, because `Failure`
+    /// has nothing else to say: the APIs that await with a time limit require
+    /// ``TimeoutRepresentable`` for this mapping, and an operation's own time limit documents it.
+    static func timedOut() -> Failure { FailureConversion.timeout(as: Failure.self) ?? .cancellation }
 }
 
 /// The operation's failure; `CancellationError` or the ``UpstreamFailedError`` otherwise.
@@ -107,24 +115,7 @@ enum UntypedFailure: FailureMapping {
     static func failed(_ failure: any Error) -> any Error { failure }
     static func cancelled() -> any Error { CancellationError() }
     static func upstreamFailed(_ error: UpstreamFailedError) -> any Error { error }
-}
-
-/// A mapping that can also say "the await's time limit ran out".
-protocol TimeoutMapping: FailureMapping {
-    /// The time limit ran out before the operation's outcome was final.
-    static func timedOut() -> Thrown
-}
-
-extension OwnFailure: TimeoutMapping where Failure: TimeoutRepresentable {
-    static func timedOut() -> Failure { .timeout }
-}
-
-extension UntypedFailure: TimeoutMapping {
     static func timedOut() -> any Error { OperationTimeoutError() }
-}
-
-extension WrappedFailure: TimeoutMapping {
-    static func timedOut() -> OperationFailure<Failure> { .timedOut }
 }
 
 /// ``OperationFailure``.
@@ -132,4 +123,5 @@ enum WrappedFailure<Failure: Error>: FailureMapping {
     static func failed(_ failure: Failure) -> OperationFailure<Failure> { .failed(failure) }
     static func cancelled() -> OperationFailure<Failure> { .cancelled }
     static func upstreamFailed(_ error: UpstreamFailedError) -> OperationFailure<Failure> { .upstreamFailed(error) }
+    static func timedOut() -> OperationFailure<Failure> { .timedOut }
 }

@@ -39,7 +39,7 @@ enum OperationWaiter {
     ///   - queue: The queue the operation is pending in, when the caller knows it (the
     ///     run-and-await APIs); otherwise the queue the package added it to, if any.
     ///   - timeout: A time limit, armed once the wait is registered and stopped when it ends;
-    ///     ``WaitTimeout/expired`` then says whether the time ran out.
+    ///     ``WaitTimeout/fired`` then says whether the time ran out.
     /// - Returns: `true` when the operation finished (or its outcome is final); `false` when the
     ///   awaiting task was cancelled first, or the time limit stopped the wait.
     static func waitForFinish(
@@ -109,18 +109,24 @@ enum OperationWaiter {
 
     /// Ends a wait early — the awaiting task was cancelled, or its time is up.
     ///
-    /// Without `cancelling`, stops the wait at once. With it, cancels the operation first, then
-    /// stops the wait unless the operation is running and `waitForRunningWork` asks to wait
-    /// until it has ended (so that no work outlives the awaiter). Called without any lock held:
-    /// `cancel()` may be a subclass's override.
+    /// Without `cancelling`, stops the wait at once. With it, cancels the operation first — with
+    /// `timingOut`, as a timeout (``AsyncOperation/timeOut()``) where the operation is one of the
+    /// package's — then stops the wait unless the operation is running and `waitForRunningWork`
+    /// asks to wait until it has ended (so that no work outlives the awaiter). Called without any
+    /// lock held: `cancel()` may be a subclass's override.
     static func giveUp(
         on operation: Operation,
         cancelling: Bool,
+        timingOut: Bool = false,
         waitForRunningWork: Bool = true,
         stopWaiting: () -> Void
     ) {
         guard cancelling else { return stopWaiting() }
-        operation.cancel()
+        if timingOut, let operation = operation as? AsyncOperation {
+            operation.timeOut()
+        } else {
+            operation.cancel()
+        }
         if !waitForRunningWork || !operation.hasBeenStarted { stopWaiting() }
     }
 }

@@ -4,9 +4,10 @@ extension AsyncResultOperation where Success: Sendable {
     /// Waits, within a time limit, until the outcome is final; returns the success value or
     /// throws what `mapping` makes of the rest, or of the time running out.
     ///
-    /// When the finish races the timeout, an operation that finished before the timeout could
-    /// cancel it, or succeeded anyway, is answered with its own outcome.
-    func awaitValue<Mapping: TimeoutMapping>(
+    /// When the time is up, the timer times the operation out unless its outcome was decided
+    /// first; a decided outcome — a finish that raced the timer, a cancellation that came
+    /// before it — is answered as it is, even when the wait stopped before the finish.
+    func awaitValue<Mapping: FailureMapping>(
         in queue: OperationQueue? = nil,
         onTaskCancellation: OperationWaiter.TaskCancellation,
         mapping: Mapping.Type,
@@ -14,12 +15,10 @@ extension AsyncResultOperation where Success: Sendable {
     ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         let final = await OperationWaiter.waitForFinish(
             of: self, in: queue, until: .outcome, onTaskCancellation: onTaskCancellation, timeout: timeout)
-        // Finished before the timeout could cancel it, or succeeded anyway: its own outcome.
-        if timeout.expired, !final || isCancelled {
-            if final, case .success(let value)? = result { return value }
-            throw mapping.timedOut()
-        }
-        return try valueAfterWaiting(final: final, onTaskCancellation: onTaskCancellation, mapping: mapping)
+        if isTimedOut { throw mapping.timedOut() }
+        // The timer has run: the outcome is decided, whether or not the wait saw the finish.
+        let decided = final || timeout.fired
+        return try valueAfterWaiting(final: decided, onTaskCancellation: onTaskCancellation, mapping: mapping)
     }
 
     /// The operation's success value, if its outcome is final within `timeout`; throws a typed

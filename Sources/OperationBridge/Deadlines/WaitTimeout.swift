@@ -7,12 +7,12 @@ import Foundation
 /// it has registered the wait and cancels the timer when the wait ends, so that no timer
 /// outlives the await.
 ///
-/// Safety: `expiredFlag` is only touched while holding `lock`; everything else is immutable.
+/// Safety: `firedFlag` is only touched while holding `lock`; everything else is immutable.
 final class WaitTimeout: @unchecked Sendable {
     let behavior: TimeoutBehavior
     private let schedule: @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
     private let lock = NSLock()
-    private var expiredFlag = false
+    private var firedFlag = false
 
     init<C: Clock>(deadline: C.Instant, clock: C, behavior: TimeoutBehavior) where C.Duration == Duration {
         self.behavior = behavior
@@ -23,19 +23,19 @@ final class WaitTimeout: @unchecked Sendable {
         self.init(deadline: clock.now.advanced(by: timeout), clock: clock, behavior: behavior)
     }
 
-    /// Whether the time ran out before the operation's outcome was final, and the timeout
-    /// cancelled it. An operation someone else had cancelled before does not count: a
-    /// cancellation is never reported as a timeout.
-    var expired: Bool { lock.withCriticalSection { expiredFlag } }
+    /// Whether the time ran out before the wait ended. The timer then timed the operation out
+    /// (``AsyncOperation/timeOut()``) — unless its outcome was decided already, a cancellation
+    /// included: a cancellation is never reported as a timeout.
+    var fired: Bool { lock.withCriticalSection { firedFlag } }
 
     /// Starts the timer for a wait on `operation`; `stopWaiting` ends the wait as if the awaiting
     /// task had given up.
     func arm(for operation: Operation, stopWaiting: @escaping @Sendable () -> Void) -> DeadlineTimer {
         schedule { [self] in
             guard !operation.isFinished else { return }
-            if !operation.isCancelled { lock.withCriticalSection { expiredFlag = true } }
+            lock.withCriticalSection { firedFlag = true }
             OperationWaiter.giveUp(
-                on: operation, cancelling: true, waitForRunningWork: behavior == .cancelAndWait,
+                on: operation, cancelling: true, timingOut: true, waitForRunningWork: behavior == .cancelAndWait,
                 stopWaiting: stopWaiting)
         }
     }

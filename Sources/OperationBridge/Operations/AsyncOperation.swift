@@ -46,9 +46,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     private var lifecycle = LifecycleStateMachine()
     /// The `Task` running the operation's async work, if any; cancelled with the operation.
     private var attachedTask: Task<Void, Never>?
-    /// Why the operation finished without running, when an upstream failure was the reason.
-    /// Boxed: it is rare, and inline it would add some 80 bytes to every operation.
-    private var storedUpstreamFailure: UpstreamFailureBox?
+    /// What few operations have: an upstream failure that stopped them, a running-time limit.
+    /// Boxed: inline they would add some 100 bytes to every operation.
+    private var rare: RareState?
 
     /// Creates a pending operation.
     public override init() {
@@ -100,7 +100,81 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// a failure caused upstream from the operation's own, whatever its `Failure` type can
     /// express: an operation stopped this way is not cancelled (`isCancelled` is `false`).
     public var upstreamFailure: UpstreamFailedError? {
-        lock.withCriticalSection { storedUpstreamFailure?.error }
+        lock.withCriticalSection { rare?.upstreamFailure }
+    }
+
+    /// `true` once the operation has been cancelled because a time limit ran out before its
+    /// outcome was decided: its own (``limitRunningTime(to:clock:)``), or that of an await with
+    /// a time limit, a ``Pipeline`` or a results sequence. Thread-safe.
+    ///
+    /// `isCancelled` is `true` too — the work stops as for any cancellation — but the package
+    /// reports the outcome as a timeout, never as a plain cancellation: a result operation stores
+    /// `Failure.timeout` (``TimeoutRepresentable``) or an ``OperationTimeoutError`` (`any Error`)
+    /// as its result, or no result when `Failure` can express neither; `outcomeValue` throws
+    /// ``OperationFailure/timedOut``. A `cancel()` that came first stays a cancellation.
+    public var isTimedOut: Bool {
+        lock.withCriticalSection { lifecycle.isTimedOut }
+    }
+
+    /// Limits how long the operation may run: once it has been executing for `limit`, measured
+    /// on `clock` from the moment it starts (not from when it was queued), it is cancelled and
+    /// reports a timeout (see ``isTimedOut``).
+    ///
+    /// ```swift
+    /// let fetch = FetchOperation(url)
+    /// fetch.limitRunningTime(to: .seconds(10))
+    /// queue.addOperation(fetch)
+    /// ```
+    ///
+    /// Call it before the operation starts; called while it runs, the limit is measured from the
+    /// call; after it has finished, it does nothing. A later call replaces an earlier one that
+    /// has not started counting. A zero or negative `limit` times the operation out as soon as
+    /// it starts.
+    ///
+    /// ## Cancellation and threading
+    /// When the time is up, `cancel()` is called (a subclass's override included) from a timer
+    /// thread; as for any cancellation, the operation finishes when its work notices it and calls
+    /// ``finish()`` — dependents never start while the work still runs, and the queue slot stays
+    /// taken until then. The timer is stopped when the operation finishes: none outlives it. Safe
+    /// from any thread.
+    ///
+    /// - Parameters:
+    ///   - limit: How long the operation may run.
+    ///   - clock: The clock that measures it; `ContinuousClock` unless you pass another (a test
+    ///     clock, for example).
+    public final func limitRunningTime<C: Clock<Duration>>(to limit: Duration, clock: C = ContinuousClock()) {
+        let arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer = { action in
+            DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock, action)
+        }
+        let armNow = lock.withCriticalSection { () -> Bool in
+            guard !lifecycle.isFinishingOrFinished else { return false }
+            let state = rareState()
+            guard state.timeLimitTimer == nil else { return false }
+            state.armTimeLimit = arm
+            return lifecycle.hasStarted
+        }
+        if armNow { armTimeLimit(arm) }
+    }
+
+    /// Starts the running-time limit `arm` (``RareState/armTimeLimit``), unless the operation is
+    /// finishing or a limit is already counting.
+    private func armTimeLimit(_ arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer) {
+        let timer = arm { [weak self] in self?.timeOut() }
+        let stored = lock.withCriticalSection { () -> Bool in
+            guard !lifecycle.isFinishingOrFinished, let rare, rare.timeLimitTimer == nil else { return false }
+            rare.timeLimitTimer = timer
+            rare.armTimeLimit = nil
+            return true
+        }
+        if !stored { timer.cancel() }
+    }
+
+    /// The rarely used state, created on first use. Callers hold `lock`.
+    private func rareState() -> RareState {
+        if let rare { return rare }
+        let state = RareState()
+        rare = state
+        return state
     }
 
     /// Foundation's readiness (every dependency has finished, or the operation is cancelled).
@@ -130,11 +204,16 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             sendFinishNotifications(wasExecuting: false)
         case .beginExecuting:
             willChangeValue(forKey: "isExecuting")
-            let finishRequested = lock.withCriticalSection { lifecycle.enteredExecuting() }
+            let (finishRequested, timeLimit) = lock.withCriticalSection {
+                (lifecycle.enteredExecuting(), rare?.armTimeLimit)
+            }
             didChangeValue(forKey: "isExecuting")
             if finishRequested {
                 finishLifecycle()
-            } else if prepareToRun() {
+                return
+            }
+            if let timeLimit { armTimeLimit(timeLimit) }
+            if prepareToRun() {
                 main()
             }
         }
@@ -176,8 +255,32 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// finish, or a result operation stored its result). Returns whether the operation counts as
     /// cancelled, and the waiters to resume with ``resumeDecided(_:)`` once the lock is released.
     /// Callers hold `lock`.
-    func recordCancellationLocked() -> (recorded: Bool, decided: [LifecycleStateMachine.Waiter]) {
-        lifecycle.recordCancellation(outcomeDecided: outcomeDecidedLocked)
+    ///
+    /// - Parameter timedOut: Whether the cancellation is recorded as a timeout; by default, whether
+    ///   a time limit asked for it (``timeOut()``). A result operation passes what it read before
+    ///   choosing the failure it stores, so that the failure and ``isTimedOut`` agree.
+    func recordCancellationLocked(
+        timedOut: Bool? = nil
+    ) -> (recorded: Bool, decided: [LifecycleStateMachine.Waiter]) {
+        lifecycle.recordCancellation(
+            outcomeDecided: outcomeDecidedLocked, timedOut: timedOut ?? lifecycle.isTimeoutRequested)
+    }
+
+    /// Whether a time limit has asked for the operation to be cancelled. Thread-safe.
+    var isTimeoutRequested: Bool { lock.withCriticalSection { lifecycle.isTimeoutRequested } }
+
+    /// Cancels the operation because a time limit ran out — its own (see
+    /// ``limitRunningTime(to:clock:)``) or that of an await, a ``Pipeline`` or a results sequence —
+    /// so that it reports a timeout (``isTimedOut``), not a cancellation. Does nothing once the
+    /// outcome is decided: a cancellation that came first stays a cancellation.
+    ///
+    /// Calls `cancel()` — a subclass's override included, which is how classic operations stop
+    /// their work — without holding the lock.
+    final func timeOut() {
+        guard lock.withCriticalSection({ lifecycle.requestTimeout(outcomeDecided: outcomeDecidedLocked) }) else {
+            return
+        }
+        cancel()
     }
 
     /// Resumes the waiters that wanted the outcome as soon as it was decided. Call it without
@@ -255,7 +358,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore) }
             var stored: (() -> Void)?
             if outcomeOpenLocked {
-                storedUpstreamFailure = UpstreamFailureBox(error)
+                rareState().upstreamFailure = error
                 stored = storeResult?()
             }
             return (stored, lifecycle.claimFinish())
@@ -273,7 +376,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Whether the finished operation counts as failed for the package's scheduling: cancelled,
     /// or stopped by an upstream failure. Result operations also count a failure result.
     var finishedUnsuccessfully: Bool {
-        lock.withCriticalSection { lifecycle.isCancellationRecorded || storedUpstreamFailure != nil }
+        lock.withCriticalSection { lifecycle.isCancellationRecorded || rare?.upstreamFailure != nil }
     }
 
     private func perform(_ claim: LifecycleStateMachine.FinishClaim) {
@@ -291,10 +394,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let observers = lock.withCriticalSection {
+            let (observers, timeLimit) = lock.withCriticalSection {
                 attachedTask = nil
-                return lifecycle.completeFinish()
+                let timer = rare?.timeLimitTimer
+                rare?.timeLimitTimer = nil
+                rare?.armTimeLimit = nil
+                return (lifecycle.completeFinish(), timer)
             }
+            timeLimit?.cancel()
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             dropLinksAfterFinishing()
@@ -396,11 +503,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 }
 
-/// An ``UpstreamFailedError`` behind one reference (see `AsyncOperation.storedUpstreamFailure`).
-private final class UpstreamFailureBox: Sendable {
-    let error: UpstreamFailedError
-
-    init(_ error: UpstreamFailedError) {
-        self.error = error
-    }
+/// The rarely used state of an ``AsyncOperation`` (see `AsyncOperation.rare`).
+///
+/// Safety: every property is only touched while holding the operation's `lock`.
+private final class RareState: @unchecked Sendable {
+    /// Why the operation finished without running, when an upstream failure was the reason.
+    var upstreamFailure: UpstreamFailedError?
+    /// Arms the running-time limit set with `limitRunningTime(to:clock:)`, if any.
+    var armTimeLimit: (@Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer)?
+    /// The armed running-time limit, from the start until the operation finishes.
+    var timeLimitTimer: DeadlineTimer?
 }

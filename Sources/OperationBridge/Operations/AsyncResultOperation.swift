@@ -47,7 +47,8 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// The operation's result: `nil` until one is stored. Thread-safe.
     ///
     /// After the operation has finished, `nil` means it was cancelled and `Failure` cannot
-    /// express cancellation.
+    /// express cancellation, or timed out (``AsyncOperation/isTimedOut``) and `Failure` cannot
+    /// express a timeout.
     public var result: Result<Success, Failure>? {
         lock.withCriticalSection { storedResult }
     }
@@ -97,7 +98,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// operation by itself. Subclasses may override it to stop their work (calling
     /// ``cancel(with:)`` or `super.cancel()`).
     open override func cancel() {
-        recordCancellation(storing: FailureConversion.cancellation(as: Failure.self))
+        recordCancellation(storing: nil)
         super.cancel()
     }
 
@@ -106,18 +107,27 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// Like `cancel()`, this does not finish the operation: the running work still calls
     /// ``finish()`` or ``finish(with:)`` (whose result is then ignored), and an operation that
     /// has not started finishes when it is started. Safe from any thread, any number of times.
-    /// Overridable for compatibility; an override must call `super.cancel(with:)`.
+    /// Overridable for compatibility; an override must call `super.cancel(with:)`. When a time
+    /// limit is what cancels the operation (an override of `cancel()` calling this), the
+    /// timeout failure is recorded instead of `error` (see ``AsyncOperation/isTimedOut``).
     open func cancel(with error: Failure) {
         recordCancellation(storing: error)
         super.cancel()
     }
 
-    /// Marks the operation cancelled and stores `failure` (unless a result exists), in one step
+    /// Marks the operation cancelled and stores its failure (unless a result exists), in one step
     /// under the lock — or does neither when the operation has already begun to finish.
-    private func recordCancellation(storing failure: Failure?) {
+    ///
+    /// The failure is the timeout failure when a time limit asked for the cancellation (none when
+    /// `Failure` cannot express a timeout), otherwise `explicit` or the default cancellation
+    /// failure. It is converted before the lock is taken (the conversion may run the `Failure`
+    /// type's own code), and the cancellation is recorded as what was converted.
+    private func recordCancellation(storing explicit: Failure?) {
+        let timingOut = isTimeoutRequested
+        let failure = timingOut ? FailureConversion.timeout(as: Failure.self) : explicit ?? FailureConversion.cancellation(as: Failure.self)
         let (onResult, decided) = lock.withCriticalSection {
             () -> ((() -> Void)?, [LifecycleStateMachine.Waiter]) in
-            let cancellation = recordCancellationLocked()
+            let cancellation = recordCancellationLocked(timedOut: timingOut)
             guard cancellation.recorded, let failure, storedResult == nil else { return (nil, cancellation.decided) }
             return (setResultLocked(.failure(failure)), cancellation.decided)
         }

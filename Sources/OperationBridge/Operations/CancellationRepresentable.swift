@@ -35,6 +35,16 @@ enum FailureConversion {
         return CancellationError() as? Failure
     }
 
+    /// The timeout failure of `Failure` — `Failure.timeout` (``TimeoutRepresentable``), or an
+    /// ``OperationTimeoutError`` for a supertype such as `any Error` — or `nil` when `Failure`
+    /// cannot express a timeout.
+    static func timeout<Failure: Error>(as _: Failure.Type = Failure.self) -> Failure? {
+        if let representable = Failure.self as? any TimeoutRepresentable.Type {
+            return representable.timeout as? Failure
+        }
+        return OperationTimeoutError() as? Failure
+    }
+
     /// Whether `Failure` can express cancellation.
     static func canExpressCancellation<Failure: Error>(_: Failure.Type) -> Bool {
         cancellation(as: Failure.self) != nil

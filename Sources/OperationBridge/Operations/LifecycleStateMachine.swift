@@ -46,6 +46,11 @@ struct LifecycleStateMachine {
     private var finishRequested = false
     /// `cancel()` won: it came before the outcome was decided.
     private(set) var isCancellationRecorded = false
+    /// A time limit ran out before the outcome was decided, and is cancelling the operation
+    /// (see ``requestTimeout()``).
+    private(set) var isTimeoutRequested = false
+    /// The recorded cancellation came from a time limit: the operation timed out.
+    private(set) var isTimedOut = false
     /// Someone asked the operation whether it is ready. Queues do when an operation is added
     /// (see ``admit(to:listed:)``).
     private var readinessQueried = false
@@ -136,17 +141,35 @@ struct LifecycleStateMachine {
 
     /// Records a cancellation unless the outcome is already decided.
     ///
-    /// - Parameter outcomeDecided: A result operation already stored its result.
+    /// - Parameters:
+    ///   - outcomeDecided: A result operation already stored its result.
+    ///   - timedOut: The cancellation comes from a time limit (the caller read
+    ///     ``isTimeoutRequested`` before choosing the failure it stores, so the two agree).
     /// - Returns: Whether the operation counts as cancelled (now or from before), and the
     ///   waiters to resume with `true` because the outcome was decided while pending.
-    mutating func recordCancellation(outcomeDecided: Bool) -> (recorded: Bool, decided: [Waiter]) {
+    mutating func recordCancellation(
+        outcomeDecided: Bool,
+        timedOut: Bool
+    ) -> (recorded: Bool, decided: [Waiter]) {
         if isCancellationRecorded { return (true, []) }
         guard isOutcomeOpen, !outcomeDecided else { return (false, []) }
         isCancellationRecorded = true
+        isTimedOut = timedOut
         // Decided only while pending: a running operation's outcome is final when it finishes
         // (its awaiters wait for the work to end, even though its result may be stored).
         guard case .pending = state else { return (true, []) }
         return (true, takeDecisionWaiters())
+    }
+
+    /// Notes that a time limit ran out, so that the cancellation that follows is recorded as a
+    /// timeout. Returns `false`, changing nothing, when the outcome is already decided (a
+    /// cancellation that came first stays a cancellation).
+    ///
+    /// - Parameter outcomeDecided: A result operation already stored its result.
+    mutating func requestTimeout(outcomeDecided: Bool) -> Bool {
+        guard isOutcomeOpen, !outcomeDecided else { return false }
+        isTimeoutRequested = true
+        return true
     }
 
     enum FinishClaim {

@@ -38,7 +38,9 @@ struct DeadlineAwaitTests {
         #expect(operation.isExecuting)
         operation.finish(with: .success(1))
         try await operation.waitForCompletion()
-        #expect(operation.result == .failure(.cancelled))  // the first result, the cancellation, wins
+        // The first result wins: the timeout, recorded as such (not as a cancellation).
+        #expect(operation.result == .failure(.timedOut))
+        #expect(operation.isTimedOut)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -239,7 +241,8 @@ struct DeadlineAwaitTests {
             case .success(let value):
                 #expect(operation.result == .success(value))
             case .failure(.timedOut):
-                #expect(operation.isCancelled)
+                #expect(operation.isCancelled && operation.isTimedOut)
+                #expect(operation.result == .failure(.timedOut))
             case .failure(let error):
                 #expect(operation.result == .failure(error))
                 #expect(!operation.isCancelled)

@@ -409,3 +409,18 @@ enum AwaitStyle: String, CaseIterable, Sendable, CustomStringConvertible {
 func cancelCurrentTask() {
     withUnsafeCurrentTask { $0?.cancel() }
 }
+
+/// A plain `AsyncOperation` whose work ends only when the test calls `finish()`.
+final class ManualOperation: AsyncOperation, @unchecked Sendable {
+    let started = Gate()
+    let cancelRequested = Gate()
+
+    override func main() {
+        started.open()
+    }
+
+    override func cancel() {
+        super.cancel()
+        cancelRequested.open()
+    }
+}

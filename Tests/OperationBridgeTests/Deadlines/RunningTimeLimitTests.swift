@@ -1,0 +1,206 @@
+import Foundation
+import OperationBridge
+import Testing
+
+/// Operations with a time limit of their own (`limitRunningTime(to:clock:)`), driven by a test
+/// clock: measured from the start, reported as a timeout, never outliving the operation.
+@Suite(.timeLimit(.minutes(2)))
+struct RunningTimeLimitTests {
+    @Test("The limit counts from the start, not from the queueing, and times the operation out")
+    func countsFromTheStart() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let operation = ManualResultOperation<Int, SlowServiceError>()
+        operation.limitRunningTime(to: .seconds(5), clock: clock)
+        queue.addOperation(operation)
+        clock.advance(by: .seconds(60))  // pending all along: nothing counts yet
+        #expect(clock.pendingSleepers == 0)
+        queue.isSuspended = false
+        await operation.started.wait()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(4))
+        #expect(!operation.isCancelled)
+        clock.advance(by: .seconds(1))
+        await operation.cancelRequested.wait()
+        #expect(operation.isCancelled && operation.isTimedOut)
+        #expect(operation.result == .failure(.timedOut))
+        // It finishes when its work notices, as for any cancellation; the late result is ignored.
+        #expect(operation.isExecuting)
+        operation.finish(with: .success(1))
+        await #expect(throws: SlowServiceError.timedOut) { try await operation.value }
+        #expect(clock.pendingSleepers == 0)
+    }
+
+    @Test("A TaskOperation with a limit: its task is cancelled, `any Error` gets an OperationTimeoutError")
+    func taskOperation() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        let entered = Gate()
+        let operation = TaskOperation { () async throws -> Int in
+            entered.open()
+            try await clock.sleep(for: .seconds(3600))  // ends when its task is cancelled
+            return 1
+        }
+        operation.limitRunningTime(to: .seconds(2), clock: clock)
+        queue.addOperation(operation)
+        await entered.wait()
+        await clock.sleepers(atLeast: 2)  // the work's sleep and the limit
+        clock.advance(by: .seconds(2))
+        await #expect(throws: OperationTimeoutError.self) { try await operation.value }
+        #expect(operation.isTimedOut)
+        #expect(throws: OperationTimeoutError.self) { try operation.result?.get() }
+        #expect(clock.pendingSleepers == 0)
+    }
+
+    @Test("A Failure that cannot say 'timed out': no result, outcomeValue throws .timedOut")
+    func failureWithoutATimeout() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        let operation = ManualResultOperation<Int, LookupFailure>()
+        operation.limitRunningTime(to: .seconds(1), clock: clock)
+        queue.addOperation(operation)
+        await operation.started.wait()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        await operation.cancelRequested.wait()
+        operation.finish()  // cancelled: finishing without a result is allowed
+        do {
+            _ = try await operation.outcomeValue
+            Issue.record("expected a timeout")
+        } catch {
+            guard case .timedOut = error else { throw error }
+        }
+        #expect(operation.result == nil && operation.isTimedOut)
+        #expect(await operation.outcome == nil)
+    }
+
+    @Test("A plain AsyncOperation subclass with a limit is cancelled as timed out")
+    func plainAsyncOperation() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        let operation = ManualOperation()
+        operation.limitRunningTime(to: .milliseconds(10), clock: clock)
+        queue.addOperation(operation)
+        await operation.started.wait()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .milliseconds(10))
+        await operation.cancelRequested.wait()
+        #expect(operation.isCancelled && operation.isTimedOut)
+        operation.finish()
+        try await operation.waitForCompletion()
+        #expect(clock.pendingSleepers == 0)
+    }
+
+    @Test("Finishing in time: no timeout, and the timer is stopped with the finish")
+    func finishingInTime() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        let operation = ManualResultOperation<Int, SlowServiceError>()
+        operation.limitRunningTime(to: .seconds(5), clock: clock)
+        queue.addOperation(operation)
+        await operation.started.wait()
+        await clock.sleepers(atLeast: 1)
+        operation.finish(with: .success(7))
+        #expect(try await operation.value == 7)
+        #expect(clock.pendingSleepers == 0)
+        clock.advance(by: .seconds(10))
+        #expect(!operation.isTimedOut && !operation.isCancelled)
+    }
+
+    @Test("A cancellation before the limit stays a cancellation")
+    func cancellationFirst() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        let operation = ManualResultOperation<Int, SlowServiceError>()
+        operation.limitRunningTime(to: .seconds(5), clock: clock)
+        queue.addOperation(operation)
+        await operation.started.wait()
+        await clock.sleepers(atLeast: 1)
+        operation.cancel()
+        clock.advance(by: .seconds(5))
+        operation.finish()
+        await #expect(throws: SlowServiceError.cancelled) { try await operation.value }
+        #expect(!operation.isTimedOut)
+        #expect(clock.pendingSleepers == 0)
+    }
+
+    @Test("A zero or negative limit times the operation out as soon as it starts")
+    func zeroOrNegativeLimit() async throws {
+        for limit in [Duration.zero, .seconds(-1)] {
+            let queue = OperationQueue()
+            let operation = TaskOperation { () async throws(SlowServiceError) -> Int in
+                // Runs until cancelled: the limit is the only way out.
+                while !Task.isCancelled { await Task.yield() }
+                throw .cancelled
+            }
+            operation.limitRunningTime(to: limit)  // the real clock: due at once
+            queue.addOperation(operation)
+            await #expect(throws: SlowServiceError.timedOut) { try await operation.value }
+            #expect(operation.isTimedOut)
+        }
+    }
+
+    @Test("Set while running: counted from the call; set after the finish: ignored")
+    func setLate() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        let operation = ManualResultOperation<Int, SlowServiceError>()
+        queue.addOperation(operation)
+        await operation.started.wait()
+        clock.advance(by: .seconds(100))
+        operation.limitRunningTime(to: .seconds(1), clock: clock)
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        await operation.cancelRequested.wait()
+        #expect(operation.isTimedOut)
+        operation.finish()
+        try await operation.waitForCompletion()
+        operation.limitRunningTime(to: .seconds(1), clock: clock)
+        #expect(clock.pendingSleepers == 0)
+    }
+
+    @Test("The limit racing the finish: one outcome, consistent, and no timer left")
+    func limitRacingFinish() async throws {
+        let seed = Stress.seed()
+        print("RunningTimeLimitTests.limitRacingFinish: seed \(seed) (replay with OPERATIONBRIDGE_STRESS_SEED=\(seed))")
+        var generator = SeededGenerator(seed: seed)
+        let queue = OperationQueue()
+        var timedOut = 0
+        let iterations = Stress.iterations(2_000)
+        for _ in 0..<iterations {
+            let clock = TestClock()
+            let outcome: Result<Int, SlowServiceError> =
+                Bool.random(using: &generator) ? .success(1) : .failure(.offline)
+            let operation = ManualResultOperation<Int, SlowServiceError>()
+            operation.limitRunningTime(to: .seconds(1), clock: clock)
+            queue.addOperation(operation)
+            await operation.started.wait()
+            await clock.sleepers(atLeast: 1)
+            // The finish and the clock reaching the limit, from two threads at once.
+            let start = Gate()
+            let finisher = Task.detached {
+                await start.wait()
+                operation.finish(with: outcome)
+            }
+            let ticker = Task.detached {
+                await start.wait()
+                clock.advance(by: .seconds(1))
+            }
+            start.open()
+            await finisher.value
+            await ticker.value
+            try await operation.waitForCompletion()
+            if operation.isTimedOut {
+                timedOut += 1
+                #expect(operation.isCancelled)
+                #expect(operation.result == .failure(.timedOut))
+            } else {
+                #expect(!operation.isCancelled)
+                #expect(operation.result == outcome)
+            }
+            #expect(clock.pendingSleepers == 0)
+        }
+        print("RunningTimeLimitTests.limitRacingFinish: \(timedOut) of \(iterations) timed out")
+    }
+}

@@ -124,7 +124,10 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// type's own code), and the cancellation is recorded as what was converted.
     private func recordCancellation(storing explicit: Failure?) {
         let timingOut = isTimeoutRequested
-        let failure = timingOut ? FailureConversion.timeout(as: Failure.self) : explicit ?? FailureConversion.cancellation(as: Failure.self)
+        let failure =
+            timingOut
+            ? FailureConversion.timeout(as: Failure.self)
+            : explicit ?? FailureConversion.cancellation(as: Failure.self)
         let (onResult, decided) = lock.withCriticalSection {
             () -> ((() -> Void)?, [LifecycleStateMachine.Waiter]) in
             let cancellation = recordCancellationLocked(timedOut: timingOut)

@@ -73,6 +73,16 @@ final class TestClock: Clock, @unchecked Sendable {
         for sleeper in due.values { sleeper.continuation.resume() }
     }
 
+    /// Moves the clock to the earliest pending deadline, waking that sleeper (and any other due
+    /// then), and returns how far it moved; `nil` when nobody sleeps.
+    @discardableResult
+    func advanceToNextDeadline() -> Duration? {
+        let step = lock.withLock { sleepers.values.map(\.deadline).min().map { current.duration(to: $0) } }
+        guard let step else { return nil }
+        advance(by: step)
+        return step
+    }
+
     /// Returns once at least `count` sleepers are waiting.
     func sleepers(atLeast count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

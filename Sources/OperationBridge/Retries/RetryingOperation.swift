@@ -1,0 +1,267 @@
+import Foundation
+
+/// An operation that runs fresh attempts of some work — a classic operation or an async closure —
+/// until one succeeds, a failure is not worth retrying, or the attempts run out.
+///
+/// Operations cannot be restarted, so a retrying operation takes a factory that makes one fresh
+/// attempt per try. It is an ``AsyncResultOperation`` itself: queue it, depend on it, chain it
+/// with `then`, put it in a ``Pipeline`` or await it like any other. Dependents see only its
+/// final outcome.
+///
+/// ```swift
+/// let fetch = RetryingOperation(
+///     maxAttempts: 4,
+///     backoff: .exponential(initial: .milliseconds(200), maximum: .seconds(2)).jittered(),
+///     attemptTimeLimit: .seconds(5),
+///     retryingWhen: { $0.isTransient }
+/// ) { _ in
+///     FetchOperation(url)  // a classic AsyncResultOperation<Data, FetchError> subclass
+/// }
+/// let data = try await queue.run(fetch)  // throws(FetchError): the last attempt's failure
+/// ```
+///
+/// ## Attempts
+/// The first attempt is made when the operation starts. When an attempt fails with a failure
+/// that `retryingWhen` accepts and attempts are left, the operation waits as `backoff` says — a
+/// sleep on `clock`, no blocked thread — and makes the next one. The outcome is that of the
+/// last attempt: its success, or its typed failure. ``attemptCount`` and ``failedAttempts`` say
+/// what happened, for logging.
+///
+/// - Each attempt runs on behalf of the retrying operation, which holds its queue slot: the
+///   attempt goes to a queue of the package's without a width limit (so a queue with one slot
+///   never waits for itself), which starts it once its own dependencies, if any, have finished.
+///   An attempt that the package has already queued elsewhere (with `addTask`, `run`, a
+///   pipeline…), or that has started or finished, is awaited rather than queued again: its
+///   outcome counts as the attempt's. Return a fresh operation from the factory: returning the
+///   same one again reports the same outcome again, and one that your own code added to a queue
+///   cannot be told from a fresh one (as with `run`) — Foundation traps when it is queued twice.
+/// - An attempt that runs out of `attemptTimeLimit` is timed out (``AsyncOperation/isTimedOut``):
+///   its `Failure.timeout` goes to `retryingWhen` like any failure; where `Failure` cannot
+///   express a timeout, a timed-out attempt is always retried, and when it was the last one the
+///   retrying operation ends timed out, without a result.
+/// - An attempt cancelled by anyone but the retrying operation is not retried: the retrying
+///   operation ends cancelled, with the attempt's cancellation failure if it has one.
+///
+/// ## Cancellation and time limits
+/// Cancelling the retrying operation (or the task that owns it, through `run`) cancels the
+/// running attempt, or ends the wait between two attempts at once, and makes no more attempts;
+/// it finishes once the running attempt has ended, so no attempt outlives it. To bound one
+/// attempt, pass `attemptTimeLimit`; to bound all of them, backoff included, call
+/// ``AsyncOperation/limitRunningTime(to:clock:)`` on the retrying operation or await it with a
+/// time limit: it then ends timed out.
+///
+/// The queue slot stays taken during the waits between attempts (the operation is running).
+public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
+    @unchecked Sendable
+{
+    /// The most attempts made, at least 1.
+    public let maxAttempts: Int
+    /// The wait between a failed attempt and the next one.
+    public let backoff: Backoff
+    private let makeAttempt: @Sendable (Int) -> AsyncResultOperation<Success, Failure>
+    private let shouldRetry: @Sendable (Failure) -> Bool
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let limitAttempt: (@Sendable (AsyncOperation) -> Void)?
+    // Safety: guarded by the inherited `lock`.
+    private var startedAttempts = 0
+    private var failures: [OperationFailure<Failure>] = []
+
+    /// Creates an operation that retries the operations `makeAttempt` makes.
+    ///
+    /// - Parameters:
+    ///   - maxAttempts: The most attempts, the first included: 1 runs the work once and never
+    ///     retries. Zero or less is a programmer error: it traps, with a message.
+    ///   - backoff: The wait between attempts; ``Backoff/none`` (the default) retries at once.
+    ///   - clock: The clock the waits and `attemptTimeLimit` are measured on; `ContinuousClock`
+    ///     unless you pass another (a test clock, for example).
+    ///   - attemptTimeLimit: How long one attempt may run, from its start (see
+    ///     ``AsyncOperation/limitRunningTime(to:clock:)``); `nil` (the default) for no limit.
+    ///   - retryingWhen: Whether a failure is worth another attempt (transient); every failure
+    ///     is, unless you say otherwise. Called on the operation's task, once per failed attempt
+    ///     that has a successor left.
+    ///   - makeAttempt: Makes attempt number `n` (1, 2, …): return a fresh operation. Called on
+    ///     the operation's task, never concurrently with itself.
+    public init<C: Clock<Duration>>(
+        maxAttempts: Int,
+        backoff: Backoff = .none,
+        clock: C = ContinuousClock(),
+        attemptTimeLimit: Duration? = nil,
+        retryingWhen: @escaping @Sendable (Failure) -> Bool = { _ in true },
+        makingAttempt makeAttempt: @escaping @Sendable (_ attempt: Int) -> AsyncResultOperation<Success, Failure>
+    ) {
+        guard maxAttempts >= 1 else {
+            // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+            fatalError("RetryingOperation needs maxAttempts of at least 1 (1 runs the work once), not \(maxAttempts)")
+        }
+        self.maxAttempts = maxAttempts
+        self.backoff = backoff
+        self.makeAttempt = makeAttempt
+        self.shouldRetry = retryingWhen
+        self.sleep = { delay in try await clock.sleep(for: delay) }
+        if let attemptTimeLimit {
+            self.limitAttempt = { attempt in attempt.limitRunningTime(to: attemptTimeLimit, clock: clock) }
+        } else {
+            self.limitAttempt = nil
+        }
+        super.init()
+    }
+
+    /// Creates an operation that retries an async closure: each attempt is a ``TaskOperation``
+    /// running `body` with the attempt's number (1, 2, …).
+    ///
+    /// ```swift
+    /// let quote = RetryingOperation(maxAttempts: 3, backoff: .constant(.seconds(1))) {
+    ///     (_: Int) async throws(QuoteError) -> Price in
+    ///     try await service.quote()
+    /// }
+    /// ```
+    ///
+    /// The parameters are those of
+    /// ``init(maxAttempts:backoff:clock:attemptTimeLimit:retryingWhen:makingAttempt:)``.
+    /// Cancelling the retrying operation cancels the `Task` running the current attempt.
+    @_disfavoredOverload
+    public convenience init<C: Clock<Duration>>(
+        maxAttempts: Int,
+        backoff: Backoff = .none,
+        clock: C = ContinuousClock(),
+        attemptTimeLimit: Duration? = nil,
+        retryingWhen: @escaping @Sendable (Failure) -> Bool = { _ in true },
+        _ body: @escaping @Sendable (_ attempt: Int) async throws(Failure) -> Success
+    ) {
+        self.init(
+            maxAttempts: maxAttempts, backoff: backoff, clock: clock, attemptTimeLimit: attemptTimeLimit,
+            retryingWhen: retryingWhen
+        ) { attempt in
+            TaskOperation { () async throws(Failure) -> Success in try await body(attempt) }
+        }
+    }
+
+    /// How many attempts have been made so far (started or awaited). Thread-safe.
+    public var attemptCount: Int {
+        lock.withCriticalSection { startedAttempts }
+    }
+
+    /// The failures of the attempts that failed so far, in order — the last one included when
+    /// it ended the operation. An attempt that timed out without a failure of its own appears as
+    /// ``OperationFailure/timedOut``, a cancelled one as ``OperationFailure/cancelled``.
+    /// Thread-safe; read it after the operation has finished for the whole story.
+    public var failedAttempts: [OperationFailure<Failure>] {
+        lock.withCriticalSection { failures }
+    }
+
+    /// Makes and awaits the attempts. Called by `start()`; do not call it yourself.
+    public override func main() {
+        runAttachedTask { [self] in
+            await runAttempts()
+        }
+    }
+
+    /// The attempts, one after another, and the waits between them; ends by finishing.
+    private func runAttempts() async {
+        var generator = backoff.makeGenerator()
+        var number = 1
+        while true {
+            guard !Task.isCancelled else { return finish() }
+            let attempt = makeAttempt(number)
+            lock.withCriticalSection { startedAttempts = number }
+            guard await run(attempt) else {
+                // This operation was cancelled (or timed out): the attempt was cancelled and has ended.
+                return finish()
+            }
+            let verdict = judge(attempt, isLast: number == maxAttempts)
+            guard case .retry = verdict else { return end(verdict) }
+            let delay = backoff.delay(afterFailedAttempts: number, using: &generator)
+            if delay > .zero {
+                do {
+                    try await sleep(delay)
+                } catch {
+                    return finish()  // cancelled while waiting
+                }
+            }
+            number += 1
+        }
+    }
+
+    /// Hands `attempt` to the attempts queue unless it is pending in a queue or has started
+    /// already (see the type's documentation), and waits until it has finished. Returns `false`
+    /// when this operation was cancelled first: the attempt is then cancelled, and has ended (or
+    /// will finish without running).
+    private func run(_ attempt: AsyncResultOperation<Success, Failure>) async -> Bool {
+        limitAttempt?(attempt)
+        if attempt.qualityOfService == .default { attempt.qualityOfService = qualityOfService }
+        RetryAttempts.queue.admit(attempt)
+        return await OperationWaiter.waitForFinish(of: attempt, onTaskCancellation: .cancelOperation)
+    }
+
+    /// What to do after an attempt has finished.
+    private enum Verdict {
+        case retry
+        case succeed(Success)
+        case fail(Failure)
+        /// The attempt was cancelled by someone else; its cancellation failure, if it has one.
+        case cancel(Failure?)
+        case timeOut
+        case upstreamFailed(UpstreamFailedError)
+    }
+
+    /// Judges a finished attempt, and records its failure.
+    private func judge(_ attempt: AsyncResultOperation<Success, Failure>, isLast: Bool) -> Verdict {
+        let timedOut = attempt.isTimedOut
+        let cancelled = attempt.isCancelled && !timedOut
+        let verdict: Verdict
+        let failure: OperationFailure<Failure>
+        switch attempt.result {
+        case .success(let value):
+            return .succeed(value)
+        case .failure(let error):
+            failure = .failed(error)
+            verdict = cancelled ? .cancel(error) : !isLast && shouldRetry(error) ? .retry : .fail(error)
+        case nil:
+            if let upstream = attempt.upstreamFailure {
+                failure = .upstreamFailed(upstream)
+                verdict = .upstreamFailed(upstream)
+            } else if timedOut {
+                failure = .timedOut
+                verdict = isLast ? .timeOut : .retry
+            } else {
+                failure = .cancelled
+                verdict = .cancel(nil)
+            }
+        }
+        lock.withCriticalSection { failures.append(failure) }
+        return verdict
+    }
+
+    /// Finishes with a verdict other than ``Verdict/retry``.
+    private func end(_ verdict: Verdict) {
+        switch verdict {
+        case .retry:
+            preconditionFailure("Internal inconsistency: a retry is not an end")
+        case .succeed(let value):
+            finish(with: .success(value))
+        case .fail(let error):
+            finish(with: .failure(error))
+        case .cancel(let error):
+            if let error { cancel(with: error) } else { cancel() }
+            finish()
+        case .timeOut:
+            timeOut()
+            finish()
+        case .upstreamFailed(let error):
+            finishWithoutRunning(reporting: error, onlyIfPending: false)
+        }
+    }
+}
+
+/// Where retrying operations run their attempts.
+enum RetryAttempts {
+    /// A queue without a width limit: an attempt runs on behalf of a retrying operation that
+    /// holds a slot of its own queue already, so it must not wait for another slot (with one
+    /// slot, it would wait for ever). Foundation's queue starts it once its dependencies have
+    /// finished, on one of its threads, as for any operation.
+    static let queue: OperationQueue = {
+        let queue = OperationQueue()
+        queue.name = "OperationBridge.RetryingOperation.attempts"
+        return queue
+    }()
+}

@@ -185,8 +185,61 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// to a queue yourself from a fresh one. An override that does not call `super` hides that;
     /// see <doc:Misuse>.
     open override var isReady: Bool {
-        lock.withCriticalSection { lifecycle.noteReadinessQueried() }
-        return super.isReady
+        let held = lock.withCriticalSection { () -> Bool in
+            lifecycle.noteReadinessQueried()
+            return rare?.isReadinessHeld == true && !lifecycle.isCancellationRecorded
+        }
+        return !held && super.isReady
+    }
+
+    /// Holds the operation back from becoming ready — its queue does not start it, and it takes
+    /// no slot — until the timer that `arm` starts fires, or the operation is cancelled (a
+    /// cancelled operation is ready, so that its queue finishes it). A later hold replaces an
+    /// earlier one. Does nothing once the operation has started or is finishing. Thread-safe.
+    ///
+    /// - Parameter arm: Starts the timer with the action that releases the hold; `nil` releases
+    ///   a hold at once.
+    final func holdReadiness(releasedBy arm: ((@escaping @Sendable () -> Void) -> DeadlineTimer)?) {
+        guard let arm else { return releaseReadiness(generation: nil) }
+        willChangeValue(forKey: "isReady")
+        let hold = lock.withCriticalSection { () -> (generation: UInt64, replaced: DeadlineTimer?)? in
+            guard !lifecycle.hasStarted, !lifecycle.isFinishingOrFinished else { return nil }
+            let state = rareState()
+            let replaced = state.readinessTimer
+            state.readinessTimer = nil
+            state.isReadinessHeld = true
+            state.readinessGeneration &+= 1
+            return (state.readinessGeneration, replaced)
+        }
+        didChangeValue(forKey: "isReady")
+        guard let hold else { return }
+        hold.replaced?.cancel()
+        let timer = arm { [weak self] in self?.releaseReadiness(generation: hold.generation) }
+        let stored = lock.withCriticalSection { () -> Bool in
+            // Not when the hold has ended already (the timer fired at once, a cancellation or a
+            // finish came first) or another replaced it.
+            guard let rare, rare.isReadinessHeld, rare.readinessGeneration == hold.generation else { return false }
+            rare.readinessTimer = timer
+            return true
+        }
+        if !stored { timer.cancel() }
+    }
+
+    /// Ends the hold of ``holdReadiness(releasedBy:)`` — only the hold `generation`, when given —
+    /// and tells the queue that the operation may be ready now (Linux's queue looks again when
+    /// told, Darwin's follows it by KVO).
+    private func releaseReadiness(generation: UInt64?) {
+        willChangeValue(forKey: "isReady")
+        let timer = lock.withCriticalSection { () -> DeadlineTimer? in
+            guard let rare, rare.isReadinessHeld, generation.map({ $0 == rare.readinessGeneration }) ?? true else {
+                return nil
+            }
+            rare.isReadinessHeld = false
+            defer { rare.readinessTimer = nil }
+            return rare.readinessTimer
+        }
+        didChangeValue(forKey: "isReady")
+        timer?.cancel()
     }
 
     /// Begins the operation. Queues call it; you may call it by hand on an operation that is
@@ -242,13 +295,17 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Cancels the operation: sets `isCancelled` and cancels the `Task` running its async work,
     /// if any. Never finishes the operation by itself. Safe from any thread, any number of times.
     open override func cancel() {
-        let (cancellation, task) = lock.withCriticalSection { (recordCancellationLocked(), attachedTask) }
+        let (cancellation, task, held) = lock.withCriticalSection {
+            (recordCancellationLocked(), attachedTask, rare?.isReadinessHeld == true)
+        }
         resumeDecided(cancellation.decided)
         // A cancellation that lost the race against completion changes nothing, so that
         // `isCancelled` and the outcome always agree.
         guard cancellation.recorded else { return }
         super.cancel()
         task?.cancel()
+        // A held operation becomes ready when cancelled: its queue must look again.
+        if held { releaseReadiness(generation: nil) }
     }
 
     /// Records the cancellation unless the outcome is already decided (the operation began to
@@ -394,14 +451,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let (observers, timeLimit) = lock.withCriticalSection {
+            let (observers, timers) = lock.withCriticalSection {
                 attachedTask = nil
-                let timer = rare?.timeLimitTimer
-                rare?.timeLimitTimer = nil
-                rare?.armTimeLimit = nil
-                return (lifecycle.completeFinish(), timer)
+                return (lifecycle.completeFinish(), rare?.takeTimers() ?? [])
             }
-            timeLimit?.cancel()
+            for timer in timers { timer.cancel() }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             dropLinksAfterFinishing()
@@ -513,4 +567,21 @@ private final class RareState: @unchecked Sendable {
     var armTimeLimit: (@Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer)?
     /// The armed running-time limit, from the start until the operation finishes.
     var timeLimitTimer: DeadlineTimer?
+    /// Whether the operation is held back from becoming ready (see `holdReadiness(releasedBy:)`).
+    var isReadinessHeld = false
+    /// Tells the holds apart, so that the timer of a replaced hold releases nothing.
+    var readinessGeneration: UInt64 = 0
+    /// The timer that ends the hold.
+    var readinessTimer: DeadlineTimer?
+
+    /// Takes the timers to stop now that the operation finishes, and forgets the limit to arm.
+    func takeTimers() -> [DeadlineTimer] {
+        defer {
+            timeLimitTimer = nil
+            armTimeLimit = nil
+            readinessTimer = nil
+            isReadinessHeld = false
+        }
+        return [timeLimitTimer, readinessTimer].compactMap { $0 }
+    }
 }

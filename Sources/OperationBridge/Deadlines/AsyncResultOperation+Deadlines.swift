@@ -1,8 +1,8 @@
 import Foundation
 
 extension AsyncResultOperation where Success: Sendable {
-    /// Waits, within a time limit, until the outcome is final; returns the success value or
-    /// throws what `mapping` makes of the rest, or of the time running out.
+    /// Waits, within a time limit (if any), until the outcome is final; returns the success
+    /// value or throws what `mapping` makes of the rest, or of the time running out.
     ///
     /// When the time is up, the timer times the operation out unless its outcome was decided
     /// first; a decided outcome — a finish that raced the timer, a cancellation that came
@@ -11,13 +11,13 @@ extension AsyncResultOperation where Success: Sendable {
         in queue: OperationQueue? = nil,
         onTaskCancellation: OperationWaiter.TaskCancellation,
         mapping: Mapping.Type,
-        timeout: WaitTimeout
+        timeout: WaitTimeout?
     ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         let final = await OperationWaiter.waitForFinish(
             of: self, in: queue, until: .outcome, onTaskCancellation: onTaskCancellation, timeout: timeout)
         if isTimedOut { throw mapping.timedOut() }
         // The timer has run: the outcome is decided, whether or not the wait saw the finish.
-        let decided = final || timeout.fired
+        let decided = final || timeout?.fired == true
         return try valueAfterWaiting(final: decided, onTaskCancellation: onTaskCancellation, mapping: mapping)
     }
 

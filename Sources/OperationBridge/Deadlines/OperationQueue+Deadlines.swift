@@ -59,6 +59,44 @@ extension OperationQueue {
         fatalError("unavailable")
     }
 
+    /// Runs `operation` on this queue and returns its success value, if its outcome is final by
+    /// `deadline`; throws its typed failure otherwise — `Failure.timeout` when the time ran out.
+    ///
+    /// As ``run(_:timeout:clock:onTimeout:)-(AsyncResultOperation<Success,Failure>,_,_,_)``,
+    /// with an instant of `clock`: a deadline already passed means the time is up at once.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation. No timer outlives the call.
+    public func run<Success: Sendable, Failure: TimeoutRepresentable, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        deadline: C.Instant,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws(Failure) -> Success {
+        let limit = WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout)
+        admitOwned(operation)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self, timeout: limit)
+    }
+
+    /// Runs `operation`, whose `Failure` is `any Error`, on this queue and returns its success
+    /// value, if its outcome is final by `deadline`; throws its failure otherwise — an
+    /// ``OperationTimeoutError`` when the time ran out.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation. No timer outlives the call.
+    public func run<Success: Sendable, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, any Error>,
+        deadline: C.Instant,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async throws -> Success {
+        let limit = WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout)
+        admitOwned(operation)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self, timeout: limit)
+    }
+
     /// Runs `operation` on this queue and returns its success value, if its outcome is final
     /// within `timeout`; throws its failure otherwise — an ``OperationTimeoutError`` when the
     /// time ran out.

@@ -22,8 +22,8 @@ import Foundation
 /// input from the failed step are left to report it themselves (their
 /// ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
 ///
-/// Safety: the mutable state — `machine`, `onFinish` and `drainWaiters` — is only touched while
-/// holding `lock`; queue calls, cancellations and callbacks run after the lock is released.
+/// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks` and `waitersAbandoned` — is only
+/// touched while holding `lock`; queue calls, cancellations and callbacks run after the lock is released.
 final class GraphScheduler: @unchecked Sendable {
     /// Called once per operation (by node index), after it has finished. May run on any thread,
     /// concurrently for different nodes.
@@ -45,6 +45,8 @@ final class GraphScheduler: @unchecked Sendable {
     private var machine: GraphStateMachine
     private var onFinish: FinishHandler?
     private var drainWaiters: [CompletionSlot<Bool>] = []
+    private var drainCallbacks: [@Sendable () -> Void] = []
+    private var waitersAbandoned = false
 
     /// Builds the graph and checks it for cycles. Nothing runs yet.
     ///
@@ -173,9 +175,37 @@ final class GraphScheduler: @unchecked Sendable {
     /// Cancels every operation that has not finished. Operations that were not queued yet are
     /// queued now, cancelled, so that they finish (without running) and nobody waiting for
     /// them is left hanging.
-    func cancelAll() {
+    ///
+    /// - Parameter timingOut: Cancel the package's operations as timed out
+    ///   (``AsyncOperation/timeOut()``): a time limit ran out.
+    /// - Returns: Whether any operation was unfinished (and the run not cancelled already).
+    @discardableResult
+    func cancelAll(timingOut: Bool = false) -> Bool {
         let action = lock.withCriticalSection { machine.cancelAll() }
-        perform(action)
+        perform(stops: action, timingOut: timingOut)
+        launch(action.launch)
+        return !action.cancel.isEmpty || !action.stop.isEmpty
+    }
+
+    /// Answers every ``waitForAll()`` pending now with `false`, as if its task had been
+    /// cancelled: a time limit ran out and its await returns at once. Later waits return `false`
+    /// at once, until every operation has finished.
+    func abandonWaiters() {
+        let waiters = lock.withCriticalSection {
+            waitersAbandoned = true
+            return takeDrainWaitersLocked()
+        }
+        for waiter in waiters { waiter.fulfill(false) }
+    }
+
+    /// Calls `callback` once every operation has finished — at once when they have.
+    func whenAllFinished(_ callback: @escaping @Sendable () -> Void) {
+        let now = lock.withCriticalSection { () -> Bool in
+            guard machine.unfinishedCount > 0 else { return true }
+            drainCallbacks.append(callback)
+            return false
+        }
+        if now { callback() }
     }
 
     /// The first step that failed on its own — not stopped because of another step's failure —
@@ -189,12 +219,13 @@ final class GraphScheduler: @unchecked Sendable {
     /// - Returns: `false` when the awaiting task was cancelled first (nothing is cancelled).
     func waitForAll() async -> Bool {
         let slot = CompletionSlot<Bool>()
-        let done = lock.withCriticalSection {
+        let immediate = lock.withCriticalSection { () -> Bool? in
             if machine.unfinishedCount == 0 { return true }
+            if waitersAbandoned { return false }
             drainWaiters.append(slot)
-            return false
+            return nil
         }
-        if done { return true }
+        if let immediate { return immediate }
         return await withTaskCancellationHandler {
             await slot.wait()
         } onCancel: {
@@ -206,6 +237,12 @@ final class GraphScheduler: @unchecked Sendable {
     private func takeDrainWaitersLocked() -> [CompletionSlot<Bool>] {
         defer { drainWaiters = [] }
         return drainWaiters
+    }
+
+    /// Caller holds `lock`.
+    private func takeDrainCallbacksLocked() -> [@Sendable () -> Void] {
+        defer { drainCallbacks = [] }
+        return drainCallbacks
     }
 
     // MARK: - Private
@@ -242,10 +279,14 @@ final class GraphScheduler: @unchecked Sendable {
             let (action, handler, drained) = lock.withCriticalSection {
                 let action = machine.finished(node, failure: failure)
                 let drained = machine.unfinishedCount == 0 ? takeDrainWaitersLocked() : []
-                return (action, onFinish, drained)
+                let callbacks = machine.unfinishedCount == 0 ? takeDrainCallbacksLocked() : []
+                return (action, onFinish, (drained, callbacks))
             }
             // Answered at the end of this iteration, after the node has been reported.
-            defer { for waiter in drained { waiter.fulfill(true) } }
+            defer {
+                for waiter in drained.0 { waiter.fulfill(true) }
+                for callback in drained.1 { callback() }
+            }
             guard let action else { continue }
             // Report the node before stopping the others because of it: an operation that
             // finishes inside `cancel()` must not be delivered before the failure that caused it.
@@ -278,9 +319,16 @@ final class GraphScheduler: @unchecked Sendable {
         launch(action.launch)
     }
 
-    /// Cancels and stops the nodes the action names.
-    private func perform(stops action: GraphStateMachine.Action) {
-        for node in action.cancel { operations[node].cancel() }
+    /// Cancels and stops the nodes the action names — with `timingOut`, the package's operations
+    /// are cancelled as timed out.
+    private func perform(stops action: GraphStateMachine.Action, timingOut: Bool = false) {
+        for node in action.cancel {
+            if timingOut, let operation = operations[node] as? AsyncOperation {
+                operation.timeOut()
+            } else {
+                operations[node].cancel()
+            }
+        }
         for (node, cause) in action.stop {
             if let operation = operations[node] as? AsyncOperation {
                 operation.finishWithoutRunning(reporting: cause, onlyIfPending: true)

@@ -42,7 +42,7 @@ public final class Pipeline: Sendable {
     /// The pipeline's operations, without duplicates, in the order given.
     public var operations: [Operation] { run.scheduler.operations }
 
-    private let run: ScheduledRun
+    let run: ScheduledRun
 
     /// Validates the graph. Nothing runs until ``start()`` or an awaiting member is called.
     ///
@@ -91,8 +91,12 @@ public final class Pipeline: Sendable {
     ///
     /// - Throws: `CancellationError` when the awaiting task is cancelled; the pipeline is then
     ///   cancelled too, and the call returns at once.
+    ///
+    /// With a time limit (``limitRunningTime(to:clock:onTimeout:)``) whose time ran out under
+    /// ``TimeoutBehavior/cancelAndReturn``, it returns once the time is up — the steps were
+    /// timed out, and those still running end on their own: ``isTimedOut`` says so.
     public func waitForCompletion() async throws(CancellationError) {
-        if await !owning({ await run.scheduler.waitForAll() }) { throw CancellationError() }
+        if await !owning({ await run.scheduler.waitForAll() }), !run.isTimedOut { throw CancellationError() }
     }
 
     /// Starts the pipeline if needed and returns the result of `step` once it has finished.
@@ -108,7 +112,8 @@ public final class Pipeline: Sendable {
         of step: AsyncResultOperation<Success, Failure>
     ) async -> Result<Success, Failure>? {
         await owning {
-            _ = await OperationWaiter.waitForFinish(of: step, until: .outcome, onTaskCancellation: .cancelOperation)
+            _ = await OperationWaiter.waitForFinish(
+                of: step, until: .outcome, onTaskCancellation: .cancelOperation, timeout: run.waitTimeout())
             return step.result
         }
     }
@@ -181,7 +186,9 @@ public final class Pipeline: Sendable {
         // `withTaskCancellationHandler` is untyped-rethrowing; carry the typed error out in a Result.
         let result = await owning { () async -> Result<Success, Mapping.Thrown> in
             do throws(Mapping.Thrown) {
-                return .success(try await step.awaitValue(onTaskCancellation: .cancelOperation, mapping: mapping))
+                return .success(
+                    try await step.awaitValue(
+                        onTaskCancellation: .cancelOperation, mapping: mapping, timeout: run.waitTimeout()))
             } catch {
                 return .failure(error)
             }

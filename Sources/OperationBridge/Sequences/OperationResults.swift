@@ -162,12 +162,12 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
                 let (result, cause) = stoppingOutcome(of: element.operation)
                 if case .failure(let error)? = result { throw mapping.failed(error) }
                 if let cause { throw mapping.upstreamFailed(cause) }
-                throw mapping.cancelled()
+                throw element.operation.isTimedOut ? mapping.timedOut() : mapping.cancelled()
             }
             values[element.index] = value
             delivered += 1
         }
-        guard delivered == values.count else { throw mapping.cancelled() }
+        guard delivered == values.count else { throw run.isTimedOut ? mapping.timedOut() : mapping.cancelled() }
         return values.map { $0! }
     }
 

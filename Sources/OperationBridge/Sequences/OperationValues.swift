@@ -67,7 +67,9 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
             values[element.index] = element.value
             count += 1
         }
-        guard count == values.count else { throw cancellation }
+        guard count == values.count else {
+            throw results.run.isTimedOut ? FailureConversion.timeout(as: Failure.self) ?? cancellation : cancellation
+        }
         return values.map { $0! }
     }
 
@@ -87,7 +89,13 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
 
         /// The next value, running on the caller's actor; see ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
-            guard !ended, let element = await base.next(isolation: actor) else { return nil }
+            guard !ended else { return nil }
+            guard let element = await base.next(isolation: actor) else {
+                // Ended before every value: a time limit that returns at once ran out.
+                guard base.lifetime.run.isTimedOut else { return nil }
+                ended = true
+                throw timeoutFailure
+            }
             switch element.result {
             case .success(let value):
                 return Element(index: element.index, operation: element.operation, value: value)
@@ -96,8 +104,13 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
                 throw stoppingFailure(otherwise: error)
             case nil:
                 end()
-                throw stoppingFailure(otherwise: cancellation)
+                throw stoppingFailure(otherwise: element.operation.isTimedOut ? timeoutFailure : cancellation)
             }
+        }
+
+        /// `Failure.timeout`, or the cancellation failure where `Failure` cannot express a timeout.
+        private var timeoutFailure: Failure {
+            FailureConversion.timeout(as: Failure.self) ?? cancellation
         }
 
         private mutating func end() {

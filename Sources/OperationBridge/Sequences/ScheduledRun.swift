@@ -3,8 +3,8 @@ import Foundation
 /// One run of a set of operations through the ``GraphScheduler``, with its finished positions
 /// handed to a single consumer. Shared by ``OperationResults`` and ``Pipeline``.
 ///
-/// Safety: `started` and `consumerAttached` are guarded by `lock`; the scheduler and the
-/// hand-off are thread-safe.
+/// Safety: `started`, `consumerAttached`, `pendingTimeLimit`, `timeLimit` and `timedOut` are
+/// guarded by `lock`; the scheduler and the hand-off are thread-safe.
 final class ScheduledRun: @unchecked Sendable {
     let scheduler: GraphScheduler
     let positions: FinishedPositions
@@ -13,6 +13,11 @@ final class ScheduledRun: @unchecked Sendable {
     private let lock = NSLock()
     private var started = false
     private var consumerAttached = false
+    /// The time limit to arm when the run starts (see ``limitRunningTime(_:)``).
+    private var pendingTimeLimit: (@Sendable () -> RunTimeLimit)?
+    /// The armed time limit.
+    private var timeLimit: RunTimeLimit?
+    private var timedOut = false
 
     init(scheduler: GraphScheduler, order: ResultOrder) {
         self.scheduler = scheduler
@@ -49,6 +54,7 @@ final class ScheduledRun: @unchecked Sendable {
             return !started
         }
         guard first else { return false }
+        armTimeLimit()
         // The later positions of operations listed twice.
         var laterPositions: [Int: [Int]] = [:]
         for (position, node) in scheduler.nodeOfPosition.enumerated() where firstPosition[node] != position {
@@ -66,6 +72,56 @@ final class ScheduledRun: @unchecked Sendable {
         lock.withCriticalSection {
             defer { consumerAttached = true }
             return !consumerAttached
+        }
+    }
+
+    /// Limits the run's time: `resolve` makes the limit (its deadline) when the run starts — at
+    /// once when it has. A later call replaces an earlier one that is not armed yet; once one is
+    /// armed, later calls do nothing.
+    func limitRunningTime(_ resolve: @escaping @Sendable () -> RunTimeLimit) {
+        let armNow = lock.withCriticalSection { () -> Bool in
+            guard timeLimit == nil else { return false }
+            pendingTimeLimit = resolve
+            return started
+        }
+        if armNow { armTimeLimit() }
+    }
+
+    /// Whether the run's time limit ran out while operations were unfinished. Thread-safe.
+    var isTimedOut: Bool { lock.withCriticalSection { timedOut } }
+
+    /// A time limit for one await on the run, with the run's deadline: when it runs out, the
+    /// awaited operation times out and the await ends as the run's ``TimeoutBehavior`` says.
+    /// `nil` without a limit.
+    func waitTimeout() -> WaitTimeout? {
+        lock.withCriticalSection { timeLimit }?.waitTimeout()
+    }
+
+    private func armTimeLimit() {
+        let limit = lock.withCriticalSection { () -> RunTimeLimit? in
+            guard timeLimit == nil, let resolve = pendingTimeLimit else { return nil }
+            pendingTimeLimit = nil
+            let limit = resolve()
+            timeLimit = limit
+            return limit
+        }
+        guard let limit else { return }
+        // Strong: the run must time its operations out even when nobody holds it any more. The
+        // timer is stopped once every operation has finished, so nothing outlives the run.
+        let timer = limit.schedule { self.timeUp(limit.behavior) }
+        scheduler.whenAllFinished { timer.cancel() }
+    }
+
+    /// The time is up: every unfinished operation times out; with ``TimeoutBehavior/cancelAndReturn``
+    /// the consumer's iteration and the waits for the whole run end at once.
+    private func timeUp(_ behavior: TimeoutBehavior) {
+        // Nothing to do when everything has finished, or the run was cancelled first: that is
+        // not a timeout.
+        guard scheduler.cancelAll(timingOut: true) else { return }
+        lock.withCriticalSection { timedOut = true }
+        if behavior == .cancelAndReturn {
+            positions.terminate()
+            scheduler.abandonWaiters()
         }
     }
 
@@ -104,5 +160,20 @@ final class IterationLifetime: Sendable {
 
     deinit {
         cancelIfIncomplete()
+    }
+}
+
+/// The time limit of a ``ScheduledRun``: a deadline on a clock, and what awaits do when it comes.
+struct RunTimeLimit: Sendable {
+    let behavior: TimeoutBehavior
+    /// Arms a timer for the deadline.
+    let schedule: @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
+    /// A time limit for one await, with the same deadline.
+    let waitTimeout: @Sendable () -> WaitTimeout
+
+    init<C: Clock<Duration>>(deadline: C.Instant, clock: C, behavior: TimeoutBehavior) {
+        self.behavior = behavior
+        self.schedule = { action in DeadlineTimer.schedule(at: deadline, on: clock, action) }
+        self.waitTimeout = { WaitTimeout(deadline: deadline, clock: clock, behavior: behavior) }
     }
 }

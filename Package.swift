@@ -46,6 +46,11 @@ let package = Package(
             path: "Examples/MixedPipeline"
         ),
         .executableTarget(
+            name: "FlakyService",
+            dependencies: ["OperationBridge"],
+            path: "Examples/FlakyService"
+        ),
+        .executableTarget(
             name: "MigrationBefore",
             path: "Examples/MigrationBefore"
         ),

@@ -121,6 +121,25 @@ struct Scenarios {
                         _ = try? await queue.runForOutcomeValue(ValueOperation(index))
                     }
                 })
+            // An operation's own limit: armed when it starts, stopped when it finishes.
+            rows.append(
+                await compare(
+                    "await \(awaitCount) concurrently, each with a 60 s running-time limit of its own, vs without",
+                    rounds: rounds, target: 1.30,
+                    note: "baseline: the same runForOutcomeValue awaits of operations without a limit"
+                ) {
+                    let queue = OperationQueue()
+                    await forEachConcurrently(awaitCount) { index in
+                        let operation = ValueOperation(index)
+                        operation.limitRunningTime(to: .seconds(60))
+                        _ = try? await queue.runForOutcomeValue(operation)
+                    }
+                } baseline: {
+                    let queue = OperationQueue()
+                    await forEachConcurrently(awaitCount) { index in
+                        _ = try? await queue.runForOutcomeValue(ValueOperation(index))
+                    }
+                })
         }
 
         let sequenceCount = options.size(100_000)

@@ -18,7 +18,10 @@ extension Pipeline {
     ///   (`Failure.timeout`, an ``OperationTimeoutError``, ``OperationFailure/timedOut``),
     ///   ``waitForCompletion()`` returns, ``finishedSteps`` ends — even when a step ignores
     ///   cancellation; such a step keeps its queue slot until it really ends.
-    /// - ``TimeoutBehavior/cancelAndWait``: they wait until the timed-out steps have ended.
+    /// - ``TimeoutBehavior/cancelAndWait``: they wait until the timed-out steps have ended —
+    ///   ``value(of:)-(AsyncResultOperation<Success,Failure>)`` until the awaited step has (a step
+    ///   that had not started ends at once, even while a step it depends on still runs),
+    ///   ``waitForCompletion()`` and ``finishedSteps`` until every step has.
     ///
     /// Call it before the pipeline starts; called later, the limit counts from the call. Once a
     /// limit is armed, later calls do nothing. A zero or negative `limit` times the pipeline out

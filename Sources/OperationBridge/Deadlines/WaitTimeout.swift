@@ -14,9 +14,19 @@ final class WaitTimeout: @unchecked Sendable {
     private let lock = NSLock()
     private var firedFlag = false
 
-    init<C: Clock>(deadline: C.Instant, clock: C, behavior: TimeoutBehavior) where C.Duration == Duration {
+    /// Called when the time is up, before the operation is timed out: a run's time limit times
+    /// the whole run out.
+    private let onFire: (@Sendable () -> Void)?
+
+    init<C: Clock>(
+        deadline: C.Instant,
+        clock: C,
+        behavior: TimeoutBehavior,
+        onFire: (@Sendable () -> Void)? = nil
+    ) where C.Duration == Duration {
         self.behavior = behavior
         self.schedule = { action in DeadlineTimer.schedule(at: deadline, on: clock, action) }
+        self.onFire = onFire
     }
 
     convenience init<C: Clock>(timeout: Duration, clock: C, behavior: TimeoutBehavior) where C.Duration == Duration {
@@ -32,6 +42,7 @@ final class WaitTimeout: @unchecked Sendable {
     /// task had given up.
     func arm(for operation: Operation, stopWaiting: @escaping @Sendable () -> Void) -> DeadlineTimer {
         schedule { [self] in
+            onFire?()
             guard !operation.isFinished else { return }
             lock.withCriticalSection { firedFlag = true }
             OperationWaiter.giveUp(

@@ -128,8 +128,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     ///
     /// Call it before the operation starts; called while it runs, the limit is measured from the
     /// call; after it has finished, it does nothing. A later call replaces an earlier one that
-    /// has not started counting. A zero or negative `limit` times the operation out as soon as
-    /// it starts.
+    /// has not started counting. A zero or negative `limit` times the operation out when it
+    /// starts, before its work runs: it finishes without running, timed out.
     ///
     /// ## Cancellation and threading
     /// When the time is up, `cancel()` is called (a subclass's override included) from a timer
@@ -150,10 +150,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             guard !lifecycle.isFinishingOrFinished else { return false }
             let state = rareState()
             guard state.timeLimitTimer == nil else { return false }
-            state.armTimeLimit = arm
+            // No time at all: timed out when it starts (before `main()`), not by a timer racing it.
+            state.timesOutAtStart = limit <= .zero
+            state.armTimeLimit = state.timesOutAtStart ? nil : arm
             return lifecycle.hasStarted
         }
-        if armNow { armTimeLimit(arm) }
+        guard armNow else { return }
+        if limit <= .zero { timeOut() } else { armTimeLimit(arm) }
     }
 
     /// Starts the running-time limit `arm` (``RareState/armTimeLimit``), unless the operation is
@@ -249,7 +252,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// without running ``main()``. Otherwise the operation becomes executing and ``main()``
     /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
     open override func start() {
-        let action = lock.withCriticalSection { lifecycle.start() }
+        let action = lock.withCriticalSection { () -> LifecycleStateMachine.StartAction? in
+            rare?.timesOutAtStart == true ? nil : lifecycle.start()
+        }
+        guard let action else {
+            // A running-time limit of zero: time out first, so that the start finishes without running.
+            lock.withCriticalSection { rare?.timesOutAtStart = false }
+            timeOut()
+            return start()
+        }
         switch action {
         case .ignore:
             return
@@ -567,6 +578,8 @@ private final class RareState: @unchecked Sendable {
     var armTimeLimit: (@Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer)?
     /// The armed running-time limit, from the start until the operation finishes.
     var timeLimitTimer: DeadlineTimer?
+    /// A running-time limit of zero or less: the operation times out when it starts.
+    var timesOutAtStart = false
     /// Whether the operation is held back from becoming ready (see `holdReadiness(releasedBy:)`).
     var isReadinessHeld = false
     /// Tells the holds apart, so that the timer of a replaced hold releases nothing.

@@ -179,12 +179,16 @@ final class GraphScheduler: @unchecked Sendable {
     /// - Parameter timingOut: Cancel the package's operations as timed out
     ///   (``AsyncOperation/timeOut()``): a time limit ran out.
     /// - Returns: Whether any operation was unfinished (and the run not cancelled already).
+    /// - Parameter willCancel: Called once it is known that something will be cancelled, before
+    ///   anything is (so that what it records is visible to whoever sees an operation finish).
     @discardableResult
-    func cancelAll(timingOut: Bool = false) -> Bool {
+    func cancelAll(timingOut: Bool = false, willCancel: () -> Void = {}) -> Bool {
         let action = lock.withCriticalSection { machine.cancelAll() }
+        let cancels = !action.cancel.isEmpty || !action.stop.isEmpty
+        if cancels { willCancel() }
         perform(stops: action, timingOut: timingOut)
         launch(action.launch)
-        return !action.cancel.isEmpty || !action.stop.isEmpty
+        return cancels
     }
 
     /// Answers every ``waitForAll()`` pending now with `false`, as if its task had been

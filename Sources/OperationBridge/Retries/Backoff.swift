@@ -70,7 +70,9 @@ public struct Backoff: Sendable, Hashable {
 
     /// The wait after `failedAttempts` attempts have failed, before the next one.
     ///
-    /// Thread-safe (a value). With jitter, each call draws from `generator`.
+    /// Thread-safe (a value). With jitter, each call draws from `generator` — not from the
+    /// ``jittered(by:seed:)`` seed, which seeds the generator of each ``RetryingOperation`` that
+    /// uses this backoff (pass a generator seeded the same way to reproduce its waits).
     ///
     /// - Parameters:
     ///   - failedAttempts: How many attempts have failed so far (1 before the first retry).

@@ -58,7 +58,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     public let maxAttempts: Int
     /// The wait between a failed attempt and the next one.
     public let backoff: Backoff
-    private let makeAttempt: @Sendable (Int) -> AsyncResultOperation<Success, Failure>
+    private let makeAttempt: @Sendable (Int) async -> AsyncResultOperation<Success, Failure>
     private let shouldRetry: @Sendable (Failure) -> Bool
     private let sleep: @Sendable (Duration) async throws -> Void
     private let limitAttempt: (@Sendable (AsyncOperation) -> Void)?
@@ -79,15 +79,17 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     ///   - retryingWhen: Whether a failure is worth another attempt (transient); every failure
     ///     is, unless you say otherwise. Called on the operation's task, once per failed attempt
     ///     that has a successor left.
-    ///   - makeAttempt: Makes attempt number `n` (1, 2, …): return a fresh operation. Called on
-    ///     the operation's task, never concurrently with itself.
+    ///   - makeAttempt: Makes attempt number `n` (1, 2, …): return a fresh operation. It may be
+    ///     `async` (to fetch a token first, say). Called on the operation's task, never
+    ///     concurrently with itself; when the retrying operation is cancelled while it runs, the
+    ///     attempt it returns is cancelled and never started.
     public init<C: Clock<Duration>>(
         maxAttempts: Int,
         backoff: Backoff = .none,
         clock: C = ContinuousClock(),
         attemptTimeLimit: Duration? = nil,
         retryingWhen: @escaping @Sendable (Failure) -> Bool = { _ in true },
-        makingAttempt makeAttempt: @escaping @Sendable (_ attempt: Int) -> AsyncResultOperation<Success, Failure>
+        makingAttempt makeAttempt: @escaping @Sendable (_ attempt: Int) async -> AsyncResultOperation<Success, Failure>
     ) {
         guard maxAttempts >= 1 else {
             // `fatalError`, not `preconditionFailure`: the message must survive release builds.
@@ -116,8 +118,12 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     /// }
     /// ```
     ///
-    /// The parameters are those of
-    /// ``init(maxAttempts:backoff:clock:attemptTimeLimit:retryingWhen:makingAttempt:)``.
+    /// Write the closure's signature with its typed error, as above: Swift infers `Failure` from
+    /// it (an untyped `throw` inside a closure without a signature makes the compiler complain
+    /// about the factory initializer instead). A closure that returns an operation is a factory:
+    /// use ``init(maxAttempts:backoff:clock:attemptTimeLimit:retryingWhen:makingAttempt:)``
+    /// (a throwing one that returns an operation traps, with a message). The parameters are those
+    /// of the factory initializer.
     /// Cancelling the retrying operation cancels the `Task` running the current attempt.
     @_disfavoredOverload
     public convenience init<C: Clock<Duration>>(
@@ -128,6 +134,13 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         retryingWhen: @escaping @Sendable (Failure) -> Bool = { _ in true },
         _ body: @escaping @Sendable (_ attempt: Int) async throws(Failure) -> Success
     ) {
+        // An async closure returning an operation, not the value: the factory initializer was meant
+        // (it is chosen for a closure that cannot throw; a throwing one lands here).
+        guard !(Success.self is Operation.Type) else {
+            fatalError(
+                "RetryingOperation: the closure returns an operation (\(Success.self)): a factory must not throw — "
+                    + "use init(maxAttempts:makingAttempt:) with a closure that returns a fresh operation")
+        }
         self.init(
             maxAttempts: maxAttempts, backoff: backoff, clock: clock, attemptTimeLimit: attemptTimeLimit,
             retryingWhen: retryingWhen
@@ -162,7 +175,11 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         var number = 1
         while true {
             guard !Task.isCancelled else { return finish() }
-            let attempt = makeAttempt(number)
+            let attempt = await makeAttempt(number)
+            guard !Task.isCancelled else {
+                attempt.cancel()
+                return finish()
+            }
             lock.withCriticalSection { startedAttempts = number }
             guard await run(attempt) else {
                 // This operation was cancelled (or timed out): the attempt was cancelled and has ended.

@@ -94,7 +94,9 @@ final class ScheduledRun: @unchecked Sendable {
     /// awaited operation times out and the await ends as the run's ``TimeoutBehavior`` says.
     /// `nil` without a limit.
     func waitTimeout() -> WaitTimeout? {
-        lock.withCriticalSection { timeLimit }?.waitTimeout()
+        // The run times out first, whichever timer fires first: the awaited step is then one of
+        // many timed out, and the run says so.
+        lock.withCriticalSection { timeLimit }?.waitTimeout { self.timeUp($0) }
     }
 
     private func armTimeLimit() {
@@ -115,10 +117,12 @@ final class ScheduledRun: @unchecked Sendable {
     /// The time is up: every unfinished operation times out; with ``TimeoutBehavior/cancelAndReturn``
     /// the consumer's iteration and the waits for the whole run end at once.
     private func timeUp(_ behavior: TimeoutBehavior) {
-        // Nothing to do when everything has finished, or the run was cancelled first: that is
-        // not a timeout.
-        guard scheduler.cancelAll(timingOut: true) else { return }
-        lock.withCriticalSection { timedOut = true }
+        // Nothing to do when everything has finished, or the run was cancelled (or timed out)
+        // already: that is not a timeout, or not a new one.
+        let cancelled = scheduler.cancelAll(timingOut: true) {
+            lock.withCriticalSection { timedOut = true }
+        }
+        guard cancelled else { return }
         if behavior == .cancelAndReturn {
             positions.terminate()
             scheduler.abandonWaiters()
@@ -168,12 +172,15 @@ struct RunTimeLimit: Sendable {
     let behavior: TimeoutBehavior
     /// Arms a timer for the deadline.
     let schedule: @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
-    /// A time limit for one await, with the same deadline.
-    let waitTimeout: @Sendable () -> WaitTimeout
+    /// A time limit for one await, with the same deadline, that calls its argument (with the
+    /// behaviour) when it fires, before it times the awaited operation out.
+    let waitTimeout: @Sendable (_ onFire: @escaping @Sendable (TimeoutBehavior) -> Void) -> WaitTimeout
 
     init<C: Clock<Duration>>(deadline: C.Instant, clock: C, behavior: TimeoutBehavior) {
         self.behavior = behavior
         self.schedule = { action in DeadlineTimer.schedule(at: deadline, on: clock, action) }
-        self.waitTimeout = { WaitTimeout(deadline: deadline, clock: clock, behavior: behavior) }
+        self.waitTimeout = { onFire in
+            WaitTimeout(deadline: deadline, clock: clock, behavior: behavior) { onFire(behavior) }
+        }
     }
 }

@@ -130,6 +130,36 @@ struct RunTimeLimitTests {
         #expect(results.isTimedOut)
     }
 
+    @Test("isTimedOut is true by the time an await reports the run's timeout, whichever timer fires first")
+    func timedOutFlagBeforeTheAwaitsHearOfIt() async throws {
+        for _ in 0..<Stress.iterations(200) {
+            let clock = TestClock()
+            let step = TaskOperation { () async throws(SlowServiceError) -> Int in
+                while !Task.isCancelled { await Task.yield() }  // ends as soon as it is cancelled
+                throw .cancelled
+            }
+            let pipeline = try Pipeline([step], on: OperationQueue())
+            pipeline.limitRunningTime(to: .seconds(1), clock: clock)
+            let awaiting = Task { () async throws(SlowServiceError) -> Int in try await pipeline.value(of: step) }
+            await clock.sleepers(atLeast: 2)  // the run's timer and the await's
+            clock.advance(by: .seconds(1))
+            await #expect(throws: SlowServiceError.timedOut) { try await awaiting.value }
+            #expect(pipeline.isTimedOut)
+
+            let quick = TaskOperation { () async throws(SlowServiceError) -> Int in
+                while !Task.isCancelled { await Task.yield() }
+                throw .cancelled
+            }
+            let results = try OperationQueue().results(of: [quick])
+            results.limitRunningTime(to: .seconds(1), clock: clock)
+            let iterating = Task { for await _ in results {} }
+            await clock.sleepers(atLeast: 1)
+            clock.advance(by: .seconds(1))
+            await iterating.value
+            #expect(results.isTimedOut)
+        }
+    }
+
     @Test("run(_:deadline:) for a TimeoutRepresentable Failure and for any Error")
     func runWithADeadline() async throws {
         let clock = TestClock()

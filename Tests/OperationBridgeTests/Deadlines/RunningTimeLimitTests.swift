@@ -125,20 +125,28 @@ struct RunningTimeLimitTests {
         #expect(clock.pendingSleepers == 0)
     }
 
-    @Test("A zero or negative limit times the operation out as soon as it starts")
+    @Test("A zero or negative limit times the operation out when it starts: its work never runs")
     func zeroOrNegativeLimit() async throws {
         for limit in [Duration.zero, .seconds(-1)] {
             let queue = OperationQueue()
+            let ran = LockedBox(0)
             let operation = TaskOperation { () async throws(SlowServiceError) -> Int in
-                // Runs until cancelled: the limit is the only way out.
-                while !Task.isCancelled { await Task.yield() }
-                throw .cancelled
+                ran.withLock { $0 += 1 }
+                return 1  // would win against a timer racing it
             }
-            operation.limitRunningTime(to: limit)  // the real clock: due at once
+            operation.limitRunningTime(to: limit)
             queue.addOperation(operation)
             await #expect(throws: SlowServiceError.timedOut) { try await operation.value }
-            #expect(operation.isTimedOut)
+            try await operation.waitForCompletion()
+            #expect(operation.isTimedOut && ran.current == 0)
         }
+        // Set on an operation already running: timed out at once.
+        let running = ManualResultOperation<Int, SlowServiceError>()
+        OperationQueue().addOperation(running)
+        await running.started.wait()
+        running.limitRunningTime(to: .zero)
+        #expect(running.isTimedOut && running.result == .failure(.timedOut))
+        running.finish()
     }
 
     @Test("Set while running: counted from the call; set after the finish: ignored")

@@ -339,6 +339,21 @@ struct RetryingOperationTests {
         _ = await owner.value
     }
 
+    @Test(
+        "An async factory (a token fetched first, say) is awaited; an async closure returning an operation is a factory"
+    )
+    func asyncFactory() async throws {
+        let tokens = LockedBox(0)
+        let script = ScriptedAttempts<FlakyError>([.failure(.unavailable(attempt: 1)), .success(2)])
+        let retrying = RetryingOperation(maxAttempts: 2) { number in
+            await Task.yield()  // stands for an async token refresh
+            tokens.withLock { $0 += 1 }
+            return script.attempt(number)
+        }
+        #expect(try await OperationQueue().run(retrying) == 2)
+        #expect(tokens.current == 2)
+    }
+
     @Test("Cancelled before it starts: no attempt is made")
     func cancelledBeforeStart() async throws {
         let script = ScriptedAttempts<FlakyError>([.success(1)])
@@ -419,13 +434,21 @@ struct RetryingOperationTests {
     }
 
     #if EXIT_TESTS
-        @Test("Programmer errors trap with a message: no attempts, a shrinking multiplier, a jitter outside 0...1")
+        @Test(
+            "Programmer errors trap with a message: no attempts, a shrinking multiplier, a throwing factory, a jitter outside 0...1"
+        )
         func programmerErrors() async {
             await #expect(processExitsWith: .failure) {
                 _ = RetryingOperation<Int, FlakyError>(maxAttempts: 0) { _ in ControlledOperation(.success(1)) }
             }
             await #expect(processExitsWith: .failure) {
                 _ = Backoff.exponential(initial: .seconds(1), multiplier: 0.5, maximum: .seconds(2))
+            }
+            await #expect(processExitsWith: .failure) {
+                // A throwing closure that returns an operation: a factory must not throw.
+                _ = RetryingOperation(maxAttempts: 2) { (_: Int) async throws -> ControlledOperation<Int, FlakyError> in
+                    ControlledOperation(.success(1))
+                }
             }
             await #expect(processExitsWith: .failure) {
                 _ = Backoff.constant(.seconds(1)).jittered(by: 1.5)

@@ -183,3 +183,45 @@ extension AsyncResultOperation where Success: Sendable, Failure == any Error {
             timeout: WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout))
     }
 }
+
+extension AsyncResultOperation where Success: Sendable {
+    /// The operation's result once its outcome is final, within `timeout`.
+    ///
+    /// When the time is up first, the operation is timed out (``AsyncOperation/isTimedOut``) and
+    /// the call answers what it then holds: `Failure.timeout` (``TimeoutRepresentable``), an
+    /// ``OperationTimeoutError`` (`any Error`), or `nil` when `Failure` can express no timeout.
+    /// Otherwise as ``outcome``. See ``outcomeValue(timeout:clock:onTimeout:)`` for the
+    /// parameters.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
+    /// not cancelled. When the time is up, the operation is cancelled. No timer outlives the
+    /// await.
+    public func outcome<C: Clock<Duration>>(
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async -> Result<Success, Failure>? {
+        await awaitOutcome(timeout: WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout))
+    }
+
+    /// The operation's result once its outcome is final, by `deadline`; as
+    /// ``outcome(timeout:clock:onTimeout:)``, with an instant of `clock`.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
+    /// not cancelled. When the time is up, the operation is cancelled.
+    public func outcome<C: Clock<Duration>>(
+        deadline: C.Instant,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async -> Result<Success, Failure>? {
+        await awaitOutcome(timeout: WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout))
+    }
+
+    private func awaitOutcome(timeout: WaitTimeout) async -> Result<Success, Failure>? {
+        let final = await OperationWaiter.waitForFinish(
+            of: self, until: .outcome, onTaskCancellation: .stopWaiting, timeout: timeout)
+        return final || timeout.fired ? result : nil
+    }
+}

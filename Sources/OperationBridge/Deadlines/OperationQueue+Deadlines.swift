@@ -161,4 +161,47 @@ extension OperationQueue {
         return try await operation.awaitValue(
             in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self, timeout: limit)
     }
+
+    /// Runs `operation` on this queue and returns its result once its outcome is final, within
+    /// `timeout`: when the time is up first, the result the timed-out operation holds
+    /// (`Failure.timeout`, an ``OperationTimeoutError``, or `nil` when `Failure` can express no
+    /// timeout; ``AsyncOperation/isTimedOut`` tells). For every `Failure`.
+    ///
+    /// As ``runForOutcome(_:)``, with the time limit of
+    /// ``run(_:timeout:clock:onTimeout:)-(AsyncResultOperation<Success,Failure>,_,_,_)``.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation. No timer outlives the call.
+    public func runForOutcome<Success: Sendable, Failure, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async -> Result<Success, Failure>? {
+        await runForOutcome(operation, limit: WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout))
+    }
+
+    /// Runs `operation` on this queue and returns its result once its outcome is final, by
+    /// `deadline`; as ``runForOutcome(_:timeout:clock:onTimeout:)``, with an instant of `clock`.
+    ///
+    /// ## Cancellation
+    /// Cancelling the awaiting task cancels the operation. No timer outlives the call.
+    public func runForOutcome<Success: Sendable, Failure, C: Clock<Duration>>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        deadline: C.Instant,
+        clock: C = ContinuousClock(),
+        onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) async -> Result<Success, Failure>? {
+        await runForOutcome(operation, limit: WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout))
+    }
+
+    private func runForOutcome<Success: Sendable, Failure>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        limit: WaitTimeout
+    ) async -> Result<Success, Failure>? {
+        admitOwned(operation)
+        _ = await OperationWaiter.waitForFinish(
+            of: operation, in: self, until: .outcome, onTaskCancellation: .cancelOperation, timeout: limit)
+        return operation.result
+    }
 }

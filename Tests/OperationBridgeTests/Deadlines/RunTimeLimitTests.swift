@@ -160,6 +160,35 @@ struct RunTimeLimitTests {
         }
     }
 
+    @Test("outcome(timeout:) and runForOutcome(_:timeout:/deadline:) answer the timed-out result")
+    func outcomesWithATimeLimit() async throws {
+        let clock = TestClock()
+        let queue = OperationQueue()
+        let awaited = ManualResultOperation<Int, SlowServiceError>()
+        queue.addOperation(awaited)
+        let outcome = Task { await awaited.outcome(timeout: .seconds(2), clock: clock) }
+        await awaited.started.wait()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(2))
+        #expect(await outcome.value == .failure(.timedOut))
+        awaited.finish()
+
+        let legacy = ManualResultOperation<Int, LookupFailure>()
+        let run = Task { await queue.runForOutcome(legacy, timeout: .seconds(1), clock: clock) }
+        await legacy.started.wait()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        #expect(await run.value == nil)
+        #expect(legacy.isTimedOut)
+        legacy.finish()
+
+        let quick = ControlledOperation<Int, LookupFailure>(.success(3))
+        #expect(
+            await queue.runForOutcome(quick, deadline: clock.now.advanced(by: .seconds(5)), clock: clock) == .success(3)
+        )
+        #expect(clock.pendingSleepers == 0)
+    }
+
     @Test("run(_:deadline:) for a TimeoutRepresentable Failure and for any Error")
     func runWithADeadline() async throws {
         let clock = TestClock()

@@ -35,10 +35,9 @@ extension OperationQueue {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) async throws(Failure) -> Success {
-        let limit = WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout)
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self, timeout: limit)
+        try await runOwned(
+            operation, mapping: OwnFailure<Failure>.self,
+            limit: WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout))
     }
 
     /// Not available: `Failure` cannot express a timeout.
@@ -73,10 +72,9 @@ extension OperationQueue {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) async throws(Failure) -> Success {
-        let limit = WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout)
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self, timeout: limit)
+        try await runOwned(
+            operation, mapping: OwnFailure<Failure>.self,
+            limit: WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout))
     }
 
     /// Runs `operation`, whose `Failure` is `any Error`, on this queue and returns its success
@@ -91,10 +89,9 @@ extension OperationQueue {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) async throws -> Success {
-        let limit = WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout)
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self, timeout: limit)
+        try await runOwned(
+            operation, mapping: UntypedFailure.self,
+            limit: WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout))
     }
 
     /// Runs `operation` on this queue and returns its success value, if its outcome is final
@@ -112,10 +109,9 @@ extension OperationQueue {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) async throws -> Success {
-        let limit = WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout)
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self, timeout: limit)
+        try await runOwned(
+            operation, mapping: UntypedFailure.self,
+            limit: WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout))
     }
 
     /// Runs `operation` on this queue and returns its success value, if its outcome is final
@@ -134,10 +130,9 @@ extension OperationQueue {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) async throws(OperationFailure<Failure>) -> Success {
-        let limit = WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout)
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self, timeout: limit)
+        try await runOwned(
+            operation, mapping: WrappedFailure<Failure>.self,
+            limit: WaitTimeout(timeout: timeout, clock: clock, behavior: onTimeout))
     }
 
     /// Runs `operation` on this queue and returns its success value, if its outcome is final by
@@ -156,10 +151,9 @@ extension OperationQueue {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) async throws(OperationFailure<Failure>) -> Success {
-        let limit = WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout)
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self, timeout: limit)
+        try await runOwned(
+            operation, mapping: WrappedFailure<Failure>.self,
+            limit: WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout))
     }
 
     /// Runs `operation` on this queue and returns its result once its outcome is final, within
@@ -193,6 +187,17 @@ extension OperationQueue {
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) async -> Result<Success, Failure>? {
         await runForOutcome(operation, limit: WaitTimeout(deadline: deadline, clock: clock, behavior: onTimeout))
+    }
+
+    /// Admits `operation`, owned by the awaiting task, and awaits its value within `limit`.
+    private func runOwned<Success: Sendable, Failure, Mapping: FailureMapping>(
+        _ operation: AsyncResultOperation<Success, Failure>,
+        mapping: Mapping.Type,
+        limit: WaitTimeout
+    ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
+        admitOwned(operation)
+        return try await operation.awaitValue(
+            in: self, onTaskCancellation: .cancelOperation, mapping: mapping, timeout: limit)
     }
 
     private func runForOutcome<Success: Sendable, Failure>(

@@ -41,9 +41,7 @@ extension Pipeline {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) {
-        run.limitRunningTime {
-            RunTimeLimit(deadline: clock.now.advanced(by: limit), clock: clock, behavior: onTimeout)
-        }
+        run.limitRunningTime(to: limit, clock: clock, behavior: onTimeout)
     }
 
     /// Limits the time the pipeline may take to an instant of `clock`; see
@@ -57,7 +55,7 @@ extension Pipeline {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) {
-        run.limitRunningTime { RunTimeLimit(deadline: deadline, clock: clock, behavior: onTimeout) }
+        run.limitRunningTime(until: deadline, clock: clock, behavior: onTimeout)
     }
 
     /// `true` once the pipeline's time limit ran out while steps were unfinished (they were
@@ -91,9 +89,7 @@ extension OperationResults {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) {
-        run.limitRunningTime {
-            RunTimeLimit(deadline: clock.now.advanced(by: limit), clock: clock, behavior: onTimeout)
-        }
+        run.limitRunningTime(to: limit, clock: clock, behavior: onTimeout)
     }
 
     /// Limits the time the sequence may take to an instant of `clock`; see
@@ -106,7 +102,7 @@ extension OperationResults {
         clock: C = ContinuousClock(),
         onTimeout: TimeoutBehavior = .cancelAndReturn
     ) {
-        run.limitRunningTime { RunTimeLimit(deadline: deadline, clock: clock, behavior: onTimeout) }
+        run.limitRunningTime(until: deadline, clock: clock, behavior: onTimeout)
     }
 
     /// `true` once the sequence's time limit ran out while operations were unfinished.

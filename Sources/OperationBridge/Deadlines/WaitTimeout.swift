@@ -18,15 +18,19 @@ final class WaitTimeout: @unchecked Sendable {
     /// the whole run out.
     private let onFire: (@Sendable () -> Void)?
 
-    init<C: Clock>(
-        deadline: C.Instant,
-        clock: C,
+    /// A time limit that `schedule` arms.
+    init(
         behavior: TimeoutBehavior,
+        schedule: @escaping @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer,
         onFire: (@Sendable () -> Void)? = nil
-    ) where C.Duration == Duration {
+    ) {
         self.behavior = behavior
-        self.schedule = { action in DeadlineTimer.schedule(at: deadline, on: clock, action) }
+        self.schedule = schedule
         self.onFire = onFire
+    }
+
+    convenience init<C: Clock>(deadline: C.Instant, clock: C, behavior: TimeoutBehavior) where C.Duration == Duration {
+        self.init(behavior: behavior) { action in DeadlineTimer.schedule(at: deadline, on: clock, action) }
     }
 
     convenience init<C: Clock>(timeout: Duration, clock: C, behavior: TimeoutBehavior) where C.Duration == Duration {

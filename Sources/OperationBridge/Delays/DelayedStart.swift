@@ -39,7 +39,7 @@ extension AsyncOperation {
     /// Cancelling the waiting operation ends the wait at once (its queue finishes it without
     /// running it). Safe from any thread.
     public func delayStart<C: Clock<Duration>>(until deadline: C.Instant, clock: C = ContinuousClock()) {
-        guard clock.now < deadline else { return holdReadiness(releasedBy: nil) }
+        guard clock.now < deadline else { return endReadinessHold() }  // replaces an earlier delay
         holdReadiness { release in DeadlineTimer.schedule(at: deadline, on: clock, release) }
     }
 }

@@ -200,10 +200,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// cancelled operation is ready, so that its queue finishes it). A later hold replaces an
     /// earlier one. Does nothing once the operation has started or is finishing. Thread-safe.
     ///
-    /// - Parameter arm: Starts the timer with the action that releases the hold; `nil` releases
-    ///   a hold at once.
-    final func holdReadiness(releasedBy arm: ((@escaping @Sendable () -> Void) -> DeadlineTimer)?) {
-        guard let arm else { return releaseReadiness(generation: nil) }
+    /// - Parameter arm: Starts the timer with the action that releases the hold.
+    final func holdReadiness(releasedBy arm: (@escaping @Sendable () -> Void) -> DeadlineTimer) {
         willChangeValue(forKey: "isReady")
         let hold = lock.withCriticalSection { () -> (generation: UInt64, replaced: DeadlineTimer?)? in
             guard !lifecycle.hasStarted, !lifecycle.isFinishingOrFinished else { return nil }
@@ -226,6 +224,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             return true
         }
         if !stored { timer.cancel() }
+    }
+
+    /// Ends the hold of ``holdReadiness(releasedBy:)``, if any, at once. Thread-safe.
+    final func endReadinessHold() {
+        releaseReadiness(generation: nil)
     }
 
     /// Ends the hold of ``holdReadiness(releasedBy:)`` — only the hold `generation`, when given —

@@ -22,8 +22,9 @@ import Foundation
 /// input from the failed step are left to report it themselves (their
 /// ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
 ///
-/// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks` and `waitersAbandoned` — is only
-/// touched while holding `lock`; queue calls, cancellations and callbacks run after the lock is released.
+/// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks` and
+/// `waitersAbandoned` — is only touched while holding `lock`; queue calls, cancellations and
+/// callbacks run after the lock is released.
 final class GraphScheduler: @unchecked Sendable {
     /// Called once per operation (by node index), after it has finished. May run on any thread,
     /// concurrently for different nodes.
@@ -282,14 +283,17 @@ final class GraphScheduler: @unchecked Sendable {
                 operation.stepFailed ? FinishedFailure(operation, dependents: dependents[node], in: operations) : nil
             let (action, handler, drained) = lock.withCriticalSection {
                 let action = machine.finished(node, failure: failure)
-                let drained = machine.unfinishedCount == 0 ? takeDrainWaitersLocked() : []
-                let callbacks = machine.unfinishedCount == 0 ? takeDrainCallbacksLocked() : []
-                return (action, onFinish, (drained, callbacks))
+                let allFinished = machine.unfinishedCount == 0
+                let drained = (
+                    waiters: allFinished ? takeDrainWaitersLocked() : [],
+                    callbacks: allFinished ? takeDrainCallbacksLocked() : []
+                )
+                return (action, onFinish, drained)
             }
             // Answered at the end of this iteration, after the node has been reported.
             defer {
-                for waiter in drained.0 { waiter.fulfill(true) }
-                for callback in drained.1 { callback() }
+                for waiter in drained.waiters { waiter.fulfill(true) }
+                for callback in drained.callbacks { callback() }
             }
             guard let action else { continue }
             // Report the node before stopping the others because of it: an operation that

@@ -10,6 +10,9 @@ import Foundation
 ///
 /// The wait is a sleep on the retrying operation's clock: no thread is blocked, and cancelling
 /// the operation ends the wait at once. Zero or negative delays mean no wait.
+///
+/// A value: every member is safe to use from any thread, and none waits or can be cancelled
+/// itself — the retrying operation does the waiting.
 public struct Backoff: Sendable, Hashable {
     private enum Growth: Sendable, Hashable {
         case constant(Duration)
@@ -28,10 +31,10 @@ public struct Backoff: Sendable, Hashable {
         self.seed = seed
     }
 
-    /// Retry at once.
+    /// Retry at once. A value, safe from any thread.
     public static let none = Backoff(growth: .constant(.zero))
 
-    /// The same delay before every retry.
+    /// The same delay before every retry. A value, safe from any thread.
     ///
     /// - Parameter delay: The wait; zero or negative means none.
     public static func constant(_ delay: Duration) -> Backoff {
@@ -39,7 +42,7 @@ public struct Backoff: Sendable, Hashable {
     }
 
     /// A delay that starts at `initial` and is multiplied by `multiplier` after every failed
-    /// attempt, never longer than `maximum`.
+    /// attempt, never longer than `maximum`. A value, safe from any thread.
     ///
     /// - Parameters:
     ///   - initial: The wait before the first retry; zero or negative means none.
@@ -56,7 +59,8 @@ public struct Backoff: Sendable, Hashable {
     /// many clients retrying at once spread out instead of retrying in step.
     ///
     /// `fraction` 1 is "full jitter" (a delay anywhere between zero and the computed one); 0 is
-    /// no jitter. Pass a `seed` in tests: the same seed gives the same delays.
+    /// no jitter. Pass a `seed` in tests: the same seed gives the same delays. A value, safe from
+    /// any thread.
     ///
     /// - Parameters:
     ///   - fraction: The largest share taken away, in `0...1` (it traps otherwise, with a message).

@@ -54,9 +54,9 @@ import Foundation
 public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
     @unchecked Sendable
 {
-    /// The most attempts made, at least 1.
+    /// The most attempts made, at least 1. Immutable: safe from any thread.
     public let maxAttempts: Int
-    /// The wait between a failed attempt and the next one.
+    /// The wait between a failed attempt and the next one. Immutable: safe from any thread.
     public let backoff: Backoff
     private let makeAttempt: @Sendable (Int) async -> AsyncResultOperation<Success, Failure>
     private let shouldRetry: @Sendable (Failure) -> Bool
@@ -67,6 +67,10 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     private var failures: [OperationFailure<Failure>] = []
 
     /// Creates an operation that retries the operations `makeAttempt` makes.
+    ///
+    /// ## Cancellation and threading
+    /// Safe from any thread. Nothing runs until the operation starts; cancelling it cancels the
+    /// running attempt or ends the wait between attempts (see the type's documentation).
     ///
     /// - Parameters:
     ///   - maxAttempts: The most attempts, the first included: 1 runs the work once and never
@@ -124,7 +128,10 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     /// use ``init(maxAttempts:backoff:clock:attemptTimeLimit:retryingWhen:makingAttempt:)``
     /// (a throwing one that returns an operation traps, with a message). The parameters are those
     /// of the factory initializer.
-    /// Cancelling the retrying operation cancels the `Task` running the current attempt.
+    ///
+    /// ## Cancellation and threading
+    /// Safe from any thread. `body` runs in a new `Task` per attempt, never two at once;
+    /// cancelling the retrying operation cancels the `Task` running the current attempt.
     @_disfavoredOverload
     public convenience init<C: Clock<Duration>>(
         maxAttempts: Int,

@@ -67,9 +67,9 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
             values[element.index] = element.value
             count += 1
         }
-        guard count == values.count else {
-            throw results.run.isTimedOut ? FailureConversion.timeout(as: Failure.self) ?? cancellation : cancellation
-        }
+        // Ended early without a failure: the calling task was cancelled (a time limit throws from
+        // the iteration itself).
+        guard count == values.count else { throw cancellation }
         return values.map { $0! }
     }
 

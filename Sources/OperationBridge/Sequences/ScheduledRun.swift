@@ -3,8 +3,8 @@ import Foundation
 /// One run of a set of operations through the ``GraphScheduler``, with its finished positions
 /// handed to a single consumer. Shared by ``OperationResults`` and ``Pipeline``.
 ///
-/// Safety: `started`, `consumerAttached`, `pendingTimeLimit`, `timeLimit` and `timedOut` are
-/// guarded by `lock`; the scheduler and the hand-off are thread-safe.
+/// Safety: `started`, `consumerAttached`, `pendingTimeLimit`, `limitClaimed`, `timeLimit` and
+/// `timedOut` are guarded by `lock`; the scheduler and the hand-off are thread-safe.
 final class ScheduledRun: @unchecked Sendable {
     let scheduler: GraphScheduler
     let positions: FinishedPositions
@@ -15,6 +15,8 @@ final class ScheduledRun: @unchecked Sendable {
     private var consumerAttached = false
     /// The time limit to arm when the run starts (see ``limitRunningTime(_:)``).
     private var pendingTimeLimit: (@Sendable () -> RunTimeLimit)?
+    /// Whether a time limit has been taken to be armed: later ones are ignored.
+    private var limitClaimed = false
     /// The armed time limit.
     private var timeLimit: RunTimeLimit?
     private var timedOut = false
@@ -75,12 +77,23 @@ final class ScheduledRun: @unchecked Sendable {
         }
     }
 
+    /// Limits the run's time to `limit`, measured on `clock` from the start of the run (from now
+    /// when it has started); see ``limitRunningTime(_:)``.
+    func limitRunningTime<C: Clock<Duration>>(to limit: Duration, clock: C, behavior: TimeoutBehavior) {
+        limitRunningTime { RunTimeLimit(deadline: clock.now.advanced(by: limit), clock: clock, behavior: behavior) }
+    }
+
+    /// Limits the run's time to `deadline` on `clock`; see ``limitRunningTime(_:)``.
+    func limitRunningTime<C: Clock<Duration>>(until deadline: C.Instant, clock: C, behavior: TimeoutBehavior) {
+        limitRunningTime { RunTimeLimit(deadline: deadline, clock: clock, behavior: behavior) }
+    }
+
     /// Limits the run's time: `resolve` makes the limit (its deadline) when the run starts — at
     /// once when it has. A later call replaces an earlier one that is not armed yet; once one is
     /// armed, later calls do nothing.
-    func limitRunningTime(_ resolve: @escaping @Sendable () -> RunTimeLimit) {
+    private func limitRunningTime(_ resolve: @escaping @Sendable () -> RunTimeLimit) {
         let armNow = lock.withCriticalSection { () -> Bool in
-            guard timeLimit == nil else { return false }
+            guard !limitClaimed else { return false }
             pendingTimeLimit = resolve
             return started
         }
@@ -94,20 +107,22 @@ final class ScheduledRun: @unchecked Sendable {
     /// awaited operation times out and the await ends as the run's ``TimeoutBehavior`` says.
     /// `nil` without a limit.
     func waitTimeout() -> WaitTimeout? {
+        guard let limit = lock.withCriticalSection({ timeLimit }) else { return nil }
         // The run times out first, whichever timer fires first: the awaited step is then one of
         // many timed out, and the run says so.
-        lock.withCriticalSection { timeLimit }?.waitTimeout { self.timeUp($0) }
+        return WaitTimeout(behavior: limit.behavior, schedule: limit.schedule) { self.timeUp(limit.behavior) }
     }
 
     private func armTimeLimit() {
-        let limit = lock.withCriticalSection { () -> RunTimeLimit? in
-            guard timeLimit == nil, let resolve = pendingTimeLimit else { return nil }
-            pendingTimeLimit = nil
-            let limit = resolve()
-            timeLimit = limit
-            return limit
+        let resolve = lock.withCriticalSection { () -> (@Sendable () -> RunTimeLimit)? in
+            defer { pendingTimeLimit = nil }
+            if pendingTimeLimit != nil { limitClaimed = true }
+            return pendingTimeLimit
         }
-        guard let limit else { return }
+        guard let resolve else { return }
+        // Resolved without the lock: it reads the caller's clock.
+        let limit = resolve()
+        lock.withCriticalSection { timeLimit = limit }
         // Strong: the run must time its operations out even when nobody holds it any more. The
         // timer is stopped once every operation has finished, so nothing outlives the run.
         let timer = limit.schedule { self.timeUp(limit.behavior) }
@@ -172,15 +187,9 @@ struct RunTimeLimit: Sendable {
     let behavior: TimeoutBehavior
     /// Arms a timer for the deadline.
     let schedule: @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
-    /// A time limit for one await, with the same deadline, that calls its argument (with the
-    /// behaviour) when it fires, before it times the awaited operation out.
-    let waitTimeout: @Sendable (_ onFire: @escaping @Sendable (TimeoutBehavior) -> Void) -> WaitTimeout
 
     init<C: Clock<Duration>>(deadline: C.Instant, clock: C, behavior: TimeoutBehavior) {
         self.behavior = behavior
         self.schedule = { action in DeadlineTimer.schedule(at: deadline, on: clock, action) }
-        self.waitTimeout = { onFire in
-            WaitTimeout(deadline: deadline, clock: clock, behavior: behavior) { onFire(behavior) }
-        }
     }
 }

@@ -47,11 +47,8 @@ struct RunTimeLimitTests {
         stubborn.finish()
         try await waiting.value
         #expect(pipeline.isTimedOut && stubborn.isTimedOut)
-        do {
-            _ = try await pipeline.outcomeValue(of: stubborn)
-            Issue.record("expected a timeout")
-        } catch {
-            guard case .timedOut = error else { throw error }
+        await expectTimedOut { () async throws(OperationFailure<LookupFailure>) -> Int in
+            try await pipeline.outcomeValue(of: stubborn)
         }
     }
 

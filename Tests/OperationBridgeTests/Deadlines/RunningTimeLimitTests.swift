@@ -58,18 +58,12 @@ struct RunningTimeLimitTests {
         let clock = TestClock()
         let queue = OperationQueue()
         let operation = ManualResultOperation<Int, LookupFailure>()
-        operation.limitRunningTime(to: .seconds(1), clock: clock)
-        queue.addOperation(operation)
-        await operation.started.wait()
-        await clock.sleepers(atLeast: 1)
+        await startWithTimeLimit(operation, .seconds(1), clock: clock, on: queue, started: operation.started)
         clock.advance(by: .seconds(1))
         await operation.cancelRequested.wait()
         operation.finish()  // cancelled: finishing without a result is allowed
-        do {
-            _ = try await operation.outcomeValue
-            Issue.record("expected a timeout")
-        } catch {
-            guard case .timedOut = error else { throw error }
+        await expectTimedOut { () async throws(OperationFailure<LookupFailure>) -> Int in
+            try await operation.outcomeValue
         }
         #expect(operation.result == nil && operation.isTimedOut)
         #expect(await operation.outcome == nil)
@@ -80,10 +74,7 @@ struct RunningTimeLimitTests {
         let clock = TestClock()
         let queue = OperationQueue()
         let operation = ManualOperation()
-        operation.limitRunningTime(to: .milliseconds(10), clock: clock)
-        queue.addOperation(operation)
-        await operation.started.wait()
-        await clock.sleepers(atLeast: 1)
+        await startWithTimeLimit(operation, .milliseconds(10), clock: clock, on: queue, started: operation.started)
         clock.advance(by: .milliseconds(10))
         await operation.cancelRequested.wait()
         #expect(operation.isCancelled && operation.isTimedOut)
@@ -97,10 +88,7 @@ struct RunningTimeLimitTests {
         let clock = TestClock()
         let queue = OperationQueue()
         let operation = ManualResultOperation<Int, SlowServiceError>()
-        operation.limitRunningTime(to: .seconds(5), clock: clock)
-        queue.addOperation(operation)
-        await operation.started.wait()
-        await clock.sleepers(atLeast: 1)
+        await startWithTimeLimit(operation, .seconds(5), clock: clock, on: queue, started: operation.started)
         operation.finish(with: .success(7))
         #expect(try await operation.value == 7)
         #expect(clock.pendingSleepers == 0)
@@ -113,10 +101,7 @@ struct RunningTimeLimitTests {
         let clock = TestClock()
         let queue = OperationQueue()
         let operation = ManualResultOperation<Int, SlowServiceError>()
-        operation.limitRunningTime(to: .seconds(5), clock: clock)
-        queue.addOperation(operation)
-        await operation.started.wait()
-        await clock.sleepers(atLeast: 1)
+        await startWithTimeLimit(operation, .seconds(5), clock: clock, on: queue, started: operation.started)
         operation.cancel()
         clock.advance(by: .seconds(5))
         operation.finish()
@@ -181,10 +166,7 @@ struct RunningTimeLimitTests {
             let outcome: Result<Int, SlowServiceError> =
                 Bool.random(using: &generator) ? .success(1) : .failure(.offline)
             let operation = ManualResultOperation<Int, SlowServiceError>()
-            operation.limitRunningTime(to: .seconds(1), clock: clock)
-            queue.addOperation(operation)
-            await operation.started.wait()
-            await clock.sleepers(atLeast: 1)
+            await startWithTimeLimit(operation, .seconds(1), clock: clock, on: queue, started: operation.started)
             // The finish and the clock reaching the limit, from two threads at once; the timer
             // needs a task hop to act, so the finish lags behind by a random number of yields.
             let lag = Int.random(in: 0..<6, using: &generator)

@@ -262,11 +262,8 @@ struct RetryingOperationTests {
         }
         try await retrying.waitForCompletion()
         #expect(retrying.isTimedOut && retrying.result == nil)
-        do {
-            _ = try await retrying.outcomeValue
-            Issue.record("expected a timeout")
-        } catch {
-            guard case .timedOut = error else { throw error }
+        await expectTimedOut { () async throws(OperationFailure<LookupFailure>) -> Int in
+            try await retrying.outcomeValue
         }
         #expect(retrying.failedAttempts.count == 2)
         #expect(retrying.failedAttempts.allSatisfy { if case .timedOut = $0 { true } else { false } })

@@ -1,5 +1,6 @@
 import Foundation
 import OperationBridge
+import Testing
 
 /// A clock that moves only when a test advances it: deadline tests wait for events, never for
 /// wall-clock time.
@@ -95,5 +96,34 @@ final class TestClock: Clock, @unchecked Sendable {
                 lock.unlock()
             }
         }
+    }
+}
+
+/// Gives `operation` a running-time limit on `clock`, adds it to `queue`, and returns once it has
+/// started (`started` opened) and its limit is counting.
+func startWithTimeLimit(
+    _ operation: AsyncOperation,
+    _ limit: Duration,
+    clock: TestClock,
+    on queue: OperationQueue,
+    started: Gate
+) async {
+    operation.limitRunningTime(to: limit, clock: clock)
+    queue.addOperation(operation)
+    await started.wait()
+    await clock.sleepers(atLeast: 1)
+}
+
+/// Expects `body` to throw ``OperationFailure/timedOut``.
+func expectTimedOut<Success, Failure>(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws(OperationFailure<Failure>) -> Success
+) async {
+    do {
+        _ = try await body()
+        Issue.record("expected a timeout", sourceLocation: sourceLocation)
+    } catch {
+        if case .timedOut = error { return }
+        Issue.record("expected a timeout, got \(error)", sourceLocation: sourceLocation)
     }
 }

@@ -43,12 +43,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     // this module keep their own mutable state under the same lock, so that a result and the
     // lifecycle change together.
     let lock = NSLock()
-    private var lifecycle = LifecycleStateMachine()
+    private(set) var lifecycle = LifecycleStateMachine()
     /// The `Task` running the operation's async work, if any; cancelled with the operation.
     private var attachedTask: Task<Void, Never>?
-    /// What few operations have: an upstream failure that stopped them, a running-time limit.
-    /// Boxed: inline they would add some 100 bytes to every operation.
-    private var rare: RareState?
+    /// What few operations have: an upstream failure that stopped them, a running-time limit,
+    /// a delay, conditions, observers. Boxed: inline they would add some 100 bytes to every
+    /// operation.
+    private(set) var rare: RareState?
 
     /// Creates a pending operation.
     public override init() {
@@ -67,6 +68,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         for dependency in super.dependencies where !dependency.isFinished {
             super.removeDependency(dependency)
         }
+        // Exclusivity keys granted to an operation that never ran (asked whether it was ready,
+        // never started): nobody else would release them.
+        if let request = rare?.gate?.request { ExclusivityCoordinator.shared.withdraw(request) }
     }
 
     /// Always `true`: the operation ends when ``finish()`` is called, not when ``main()`` returns.
@@ -173,7 +177,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// The rarely used state, created on first use. Callers hold `lock`.
-    private func rareState() -> RareState {
+    func rareState() -> RareState {
         if let rare { return rare }
         let state = RareState()
         rare = state
@@ -187,12 +191,20 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// them, which is how the package's `run` and results sequences tell an operation you added
     /// to a queue yourself from a fresh one. An override that does not call `super` hides that;
     /// see <doc:Misuse>.
+    ///
+    /// An operation that is delayed (``delayStart(by:clock:)``), paused (``pause()``), or whose
+    /// conditions (``addCondition(_:)``) have not passed yet is not ready; a cancelled one is.
     open override var isReady: Bool {
-        let held = lock.withCriticalSection { () -> Bool in
+        let gate = lock.withCriticalSection { () -> RareState.Readiness in
             lifecycle.noteReadinessQueried()
-            return rare?.isReadinessHeld == true && !lifecycle.isCancellationRecorded
+            guard let rare, !lifecycle.isCancellationRecorded else { return .foundation }
+            return rare.readiness
         }
-        return !held && super.isReady
+        switch gate {
+        case .held: return false
+        case .foundation: return super.isReady
+        case .gated: return super.isReady && openGate()
+        }
     }
 
     /// Holds the operation back from becoming ready — its queue does not start it, and it takes
@@ -232,11 +244,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Ends the hold of ``holdReadiness(releasedBy:)`` — only the hold `generation`, when given —
-    /// and tells the queue that the operation may be ready now (Linux's queue looks again when
-    /// told, Darwin's follows it by KVO).
+    /// and tells the queue that the operation may be ready now.
     private func releaseReadiness(generation: UInt64?) {
-        willChangeValue(forKey: "isReady")
-        let timer = lock.withCriticalSection { () -> DeadlineTimer? in
+        let timer = changeReadiness { () -> DeadlineTimer? in
             guard let rare, rare.isReadinessHeld, generation.map({ $0 == rare.readinessGeneration }) ?? true else {
                 return nil
             }
@@ -244,8 +254,16 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             defer { rare.readinessTimer = nil }
             return rare.readinessTimer
         }
-        didChangeValue(forKey: "isReady")
         timer?.cancel()
+    }
+
+    /// Runs `updateLocked` under the lock between `isReady` change notifications: Linux's queue
+    /// looks at the operation again when told, Darwin's follows it by KVO. Call it without the lock.
+    func changeReadiness<T>(_ updateLocked: () -> T) -> T {
+        willChangeValue(forKey: "isReady")
+        let value = lock.withCriticalSection(updateLocked)
+        didChangeValue(forKey: "isReady")
+        return value
     }
 
     /// Begins the operation. Queues call it; you may call it by hand on an operation that is
@@ -264,6 +282,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             timeOut()
             return start()
         }
+        if case .beginExecuting = action { checkGatePassedBeforeRunning() }
         switch action {
         case .ignore:
             return
@@ -272,7 +291,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         case .beginExecuting:
             willChangeValue(forKey: "isExecuting")
             let (finishRequested, timeLimit) = lock.withCriticalSection {
-                (lifecycle.enteredExecuting(), rare?.armTimeLimit)
+                defer { rare?.post(.started) }
+                return (lifecycle.enteredExecuting(), rare?.armTimeLimit)
             }
             didChangeValue(forKey: "isExecuting")
             if finishRequested {
@@ -309,8 +329,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Cancels the operation: sets `isCancelled` and cancels the `Task` running its async work,
     /// if any. Never finishes the operation by itself. Safe from any thread, any number of times.
     open override func cancel() {
-        let (cancellation, task, held) = lock.withCriticalSection {
-            (recordCancellationLocked(), attachedTask, rare?.isReadinessHeld == true)
+        let (cancellation, task, held, gateWork) = lock.withCriticalSection {
+            (recordCancellationLocked(), attachedTask, rare?.isHeldBack == true, rare?.gate?.workToStop)
         }
         resumeDecided(cancellation.decided)
         // A cancellation that lost the race against completion changes nothing, so that
@@ -318,6 +338,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         guard cancellation.recorded else { return }
         super.cancel()
         task?.cancel()
+        gateWork?.stop()
         // A held operation becomes ready when cancelled: its queue must look again.
         if held { releaseReadiness(generation: nil) }
     }
@@ -333,8 +354,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     func recordCancellationLocked(
         timedOut: Bool? = nil
     ) -> (recorded: Bool, decided: [LifecycleStateMachine.Waiter]) {
-        lifecycle.recordCancellation(
+        let wasRecorded = lifecycle.isCancellationRecorded
+        let cancellation = lifecycle.recordCancellation(
             outcomeDecided: outcomeDecidedLocked, timedOut: timedOut ?? lifecycle.isTimeoutRequested)
+        if cancellation.recorded && !wasRecorded { rare?.post(.cancelled) }
+        return cancellation
     }
 
     /// Whether a time limit has asked for the operation to be cancelled. Thread-safe.
@@ -438,6 +462,31 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         perform(claim)
     }
 
+    /// Finishes the pending operation without running it because its condition failed: records
+    /// `error` as ``conditionFailure`` and stores it as the result where the `Failure` of a result
+    /// operation can express it (see ``ConditionFailureRepresentable``) — otherwise the operation
+    /// is cancelled. It finishes when its queue starts it. Does nothing once the outcome is decided.
+    final func finishWithoutRunning(failedCondition error: ConditionFailedError) {
+        // Converted before taking the lock: the conversion may run the `Failure` type's own code.
+        let storeResult = conditionFailureResult(error)
+        let outcome = lock.withCriticalSection {
+            () -> (stored: (() -> Void)?, claim: LifecycleStateMachine.FinishClaim)? in
+            guard !lifecycle.hasStarted, outcomeOpenLocked else { return nil }
+            rareState().conditionFailure = error
+            guard let storeResult else { return (nil, .ignore) }
+            return (storeResult(), lifecycle.claimFinish())
+        }
+        guard let outcome else { return }
+        outcome.stored?()
+        perform(outcome.claim)
+        // `Failure` cannot say it: the operation ends cancelled, the reason in `conditionFailure`.
+        if storeResult == nil { cancel() }
+    }
+
+    /// What a result operation stores for a failed condition (see
+    /// ``finishWithoutRunning(failedCondition:)``), as ``upstreamFailureResult(_:)``.
+    func conditionFailureResult(_ error: ConditionFailedError) -> (() -> (() -> Void)?)? { nil }
+
     /// What a result operation reports for `error` (see
     /// ``finishWithoutRunning(reporting:onlyIfPending:)``): a closure that stores it — call it
     /// holding `lock`; it returns work to do once the lock is released — or `nil` when there is
@@ -447,7 +496,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Whether the finished operation counts as failed for the package's scheduling: cancelled,
     /// or stopped by an upstream failure. Result operations also count a failure result.
     var finishedUnsuccessfully: Bool {
-        lock.withCriticalSection { lifecycle.isCancellationRecorded || rare?.upstreamFailure != nil }
+        lock.withCriticalSection {
+            lifecycle.isCancellationRecorded || rare?.upstreamFailure != nil || rare?.conditionFailure != nil
+        }
     }
 
     private func perform(_ claim: LifecycleStateMachine.FinishClaim) {
@@ -465,11 +516,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let (observers, timers) = lock.withCriticalSection {
+            let (observers, timers, keys) = lock.withCriticalSection {
                 attachedTask = nil
-                return (lifecycle.completeFinish(), rare?.takeTimers() ?? [])
+                return (lifecycle.completeFinish(), rare?.takeTimers() ?? [], rare?.finished())
             }
             for timer in timers { timer.cancel() }
+            if let keys { ExclusivityCoordinator.shared.withdraw(keys) }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             dropLinksAfterFinishing()
@@ -568,36 +620,5 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Removes an observer that has not run yet.
     func removeFinishObserver(_ id: LifecycleStateMachine.ObserverID) {
         lock.withCriticalSection { _ = lifecycle.removeObserver(id) }
-    }
-}
-
-/// The rarely used state of an ``AsyncOperation`` (see `AsyncOperation.rare`).
-///
-/// Safety: every property is only touched while holding the operation's `lock`.
-private final class RareState: @unchecked Sendable {
-    /// Why the operation finished without running, when an upstream failure was the reason.
-    var upstreamFailure: UpstreamFailedError?
-    /// Arms the running-time limit set with `limitRunningTime(to:clock:)`, if any.
-    var armTimeLimit: (@Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer)?
-    /// The armed running-time limit, from the start until the operation finishes.
-    var timeLimitTimer: DeadlineTimer?
-    /// A running-time limit of zero or less: the operation times out when it starts.
-    var timesOutAtStart = false
-    /// Whether the operation is held back from becoming ready (see `holdReadiness(releasedBy:)`).
-    var isReadinessHeld = false
-    /// Tells the holds apart, so that the timer of a replaced hold releases nothing.
-    var readinessGeneration: UInt64 = 0
-    /// The timer that ends the hold.
-    var readinessTimer: DeadlineTimer?
-
-    /// Takes the timers to stop now that the operation finishes, and forgets the limit to arm.
-    func takeTimers() -> [DeadlineTimer] {
-        defer {
-            timeLimitTimer = nil
-            armTimeLimit = nil
-            readinessTimer = nil
-            isReadinessHeld = false
-        }
-        return [timeLimitTimer, readinessTimer].compactMap { $0 }
     }
 }

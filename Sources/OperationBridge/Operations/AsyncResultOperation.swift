@@ -145,6 +145,11 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         return { self.setResultLocked(.failure(failure)) }
     }
 
+    override func conditionFailureResult(_ error: ConditionFailedError) -> (() -> (() -> Void)?)? {
+        guard let failure = FailureConversion.conditionFailure(error, as: Failure.self) else { return nil }
+        return { self.setResultLocked(.failure(failure)) }
+    }
+
     override var finishedUnsuccessfully: Bool {
         switch result {
         case .success: false
@@ -196,17 +201,24 @@ extension AsyncResultOperation: ChainedOperationOutputProviding {
 
 extension AsyncResultOperation: ChainedInputProviding {
     func chainedInput<Input>(as _: Input.Type) -> ChainedInput<Input> {
-        let cancelled = isCancelled
+        // A failed condition cancels an operation whose `Failure` cannot express it: a failure.
+        let conditionFailure = conditionFailure
+        let isCancelled = isCancelled
+        let cancelled = isCancelled && conditionFailure == nil
         switch result {
         case .success(let value):
             if let input = value as? Input { return .value(input) }
             return .notProvided
         case .failure(let error):
             guard Success.self is Input.Type else { return .notProvided }
-            return .unavailable(upstreamError(cancelled ? .cancelled : .failed(error)))
+            if cancelled { return .unavailable(upstreamError(.cancelled)) }
+            // Cancelled by its failed condition, the result is only the cancellation failure.
+            if isCancelled, let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
+            return .unavailable(upstreamError(.failed(error)))
         case nil:
             guard Success.self is Input.Type else { return .notProvided }
             if let upstream = upstreamFailure { return .unavailable(upstreamError(.failed(upstream))) }
+            if let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
             guard cancelled else { return .notProvided }
             return .unavailable(upstreamError(.cancelled))
         }

@@ -51,6 +51,8 @@ struct LifecycleStateMachine {
     private(set) var isTimeoutRequested = false
     /// The recorded cancellation came from a time limit: the operation timed out.
     private(set) var isTimedOut = false
+    /// The operation became executing: its work ran, or runs.
+    private(set) var didExecute = false
     /// Someone asked the operation whether it is ready. Queues do when an operation is added
     /// (see ``admit(to:listed:)``).
     private var readinessQueried = false
@@ -136,6 +138,7 @@ struct LifecycleStateMachine {
             preconditionFailure("Internal inconsistency: entered executing from \(state)")
         }
         state = .executing
+        didExecute = true
         return finishRequested
     }
 

@@ -56,12 +56,15 @@ final class GraphScheduler: @unchecked Sendable {
     ///   - queue: Where ready operations are added; `nil` to only observe operations that are
     ///     already queued elsewhere.
     ///   - failurePolicy: What a failed step does to the others.
+    ///   - onFinish: Called for every node as it finishes — also for nodes that finish when the
+    ///     set is cancelled before it starts; or given to ``start(onFinish:)``.
     /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the dependencies form a
     ///   cycle — inside the set, or through unfinished operations outside it.
     init(
         _ operations: [Operation],
         queue: OperationQueue?,
-        failurePolicy: PipelineFailurePolicy
+        failurePolicy: PipelineFailurePolicy,
+        onFinish: FinishHandler? = nil
     ) throws(PipelineError) {
         var nodeOf: [ObjectIdentifier: Int] = [:]
         nodeOf.reserveCapacity(operations.count)
@@ -100,6 +103,7 @@ final class GraphScheduler: @unchecked Sendable {
         self.outsideDependencies = outsideDependencies
         self.queue = queue
         self.machine = machine
+        self.onFinish = onFinish
     }
 
     /// The unfinished operations on or behind a cycle that passes through operations outside
@@ -136,12 +140,13 @@ final class GraphScheduler: @unchecked Sendable {
         return cycle.map { $0.map { all[$0] } }
     }
 
-    /// Starts scheduling. Call it once. `onFinish` is called for every node as it finishes.
-    func start(onFinish: @escaping FinishHandler) {
+    /// Starts scheduling. Call it once. `onFinish`, when given, replaces the handler given at
+    /// creation: it is called for every node as it finishes.
+    func start(onFinish: FinishHandler? = nil) {
         retainStepsUntilOutsideDependenciesFinish()
         admitStepsListedInTheQueue()
         let ready = lock.withCriticalSection {
-            self.onFinish = onFinish
+            if let onFinish { self.onFinish = onFinish }
             return machine.start()
         }
         launch(ready)

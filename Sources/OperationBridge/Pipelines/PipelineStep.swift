@@ -47,6 +47,8 @@ extension Operation {
         if let operation = self as? any FailureReporting, let error = operation.reportedFailure, !isCancelled {
             return .failed(error)
         }
+        // A failed condition cancels an operation whose `Failure` cannot express it.
+        if let failure = (self as? AsyncOperation)?.conditionFailure { return .failed(failure) }
         return .cancelled
     }
 

@@ -213,7 +213,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     private func run(_ attempt: AsyncResultOperation<Success, Failure>) async -> Bool {
         limitAttempt?(attempt)
         if attempt.qualityOfService == .default { attempt.qualityOfService = qualityOfService }
-        RetryAttempts.queue.admit(attempt)
+        SharedQueues.unbounded.admit(attempt)
         return await OperationWaiter.waitForFinish(of: attempt, onTaskCancellation: .cancelOperation)
     }
 
@@ -275,17 +275,4 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
             finishWithoutRunning(reporting: error, onlyIfPending: false)
         }
     }
-}
-
-/// Where retrying operations run their attempts.
-enum RetryAttempts {
-    /// A queue without a width limit: an attempt runs on behalf of a retrying operation that
-    /// holds a slot of its own queue already, so it must not wait for another slot (with one
-    /// slot, it would wait for ever). Foundation's queue starts it once its dependencies have
-    /// finished, on one of its threads, as for any operation.
-    static let queue: OperationQueue = {
-        let queue = OperationQueue()
-        queue.name = "OperationBridge.RetryingOperation.attempts"
-        return queue
-    }()
 }

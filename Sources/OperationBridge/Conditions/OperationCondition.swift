@@ -1,0 +1,116 @@
+import Foundation
+
+/// Something that must hold before an operation runs, checked after its dependencies have
+/// finished and before `main()`: a predicate (synchronous or `async`), or exclusive access to a
+/// key.
+///
+/// ```swift
+/// let upload = UploadOperation(file)                       // a classic AsyncOperation subclass
+/// upload.addCondition(.noFailedDependencies)
+/// upload.addCondition(OperationCondition("signed in") { _ in await session.isSignedIn })
+/// upload.addCondition(.mutuallyExclusive("network"))
+/// upload.addDependency(compress)
+/// queue.addOperation(upload)
+/// ```
+///
+/// Attach conditions with ``AsyncOperation/addCondition(_:)``. A condition that fails finishes
+/// the operation without running it, with a ``ConditionFailedError`` naming the condition (see
+/// ``AsyncOperation/conditionFailure``).
+///
+/// ## Cancellation and threading
+/// Predicates run on a task of their own, one after another in the order added, never on a
+/// queue's thread; the operation is not ready meanwhile, so it takes no queue slot. Cancelling the
+/// operation cancels that task. A predicate may run on any thread, at most once per operation.
+public struct OperationCondition: Sendable {
+    enum Kind {
+        /// Returns the failure, or `nil` when the condition holds.
+        case predicate(@Sendable (AsyncOperation) async -> ConditionFailedError?)
+        /// Holds the key while the operation runs.
+        case exclusive(ExclusivityKey)
+    }
+
+    /// The condition's name, as failures report it.
+    public let name: String
+    let kind: Kind
+
+    /// A condition that holds when `isSatisfied` returns `true` for the operation.
+    ///
+    /// - Parameters:
+    ///   - name: What the condition checks, for the failure it reports ("signed in").
+    ///   - isSatisfied: Called with the operation once its dependencies have finished, on a task
+    ///     of its own; it may suspend. A synchronous closure works too.
+    public init(_ name: String, isSatisfied: @escaping @Sendable (Operation) async -> Bool) {
+        self.name = name
+        self.kind = .predicate { operation in
+            await isSatisfied(operation) ? nil : ConditionFailedError(condition: name, operation: operation)
+        }
+    }
+
+    init(name: String, kind: Kind) {
+        self.name = name
+        self.kind = kind
+    }
+
+    /// Holds when none of the operation's dependencies failed: a failure result, cancelled, or
+    /// stopped by a failure of its own upstream or condition.
+    ///
+    /// The classic precondition of dependent work: `addDependency(_:)` alone runs the operation
+    /// whatever its dependencies' outcome. The failure names the first failed dependency.
+    public static var noFailedDependencies: OperationCondition {
+        let name = "no failed dependencies"
+        return OperationCondition(name: name, kind: .predicate { operation in
+            guard let failed = operation.dependencies.first(where: \.stepFailed) else { return nil }
+            let failedName = failed.name.map { " '\($0)'" } ?? ""
+            return ConditionFailedError(
+                condition: name, operation: operation,
+                reason: "dependency \(type(of: failed))\(failedName) failed: \(failed.failureReason)")
+        })
+    }
+
+    /// Holds `key` while the operation runs: no other holder of `key` — operation or task (see
+    /// ``withExclusiveAccess(to:isolation:_:)``) — runs at the same time.
+    ///
+    /// The key is asked for once the dependencies and the other conditions have passed — when the
+    /// operation is about to run, not when it is queued — and released when it finishes. Waiting
+    /// for it takes no queue slot (the operation is not ready), so no queue width can deadlock;
+    /// holders take turns in the order they asked. Several keys on one operation are taken
+    /// together, never some of them.
+    public static func mutuallyExclusive(_ key: ExclusivityKey) -> OperationCondition {
+        OperationCondition(name: "mutually exclusive (\(key))", kind: .exclusive(key))
+    }
+
+    /// Checks the condition for `operation`: the failure, or `nil` when it holds.
+    func check(_ operation: AsyncOperation) async -> ConditionFailedError? {
+        guard case .predicate(let predicate) = kind else { return nil }
+        return await predicate(operation)
+    }
+}
+
+extension AsyncOperation {
+    /// Attaches `condition`: the operation runs only once it holds, checked after the
+    /// dependencies have finished and before ``main()``.
+    ///
+    /// A failed condition finishes the operation without running it: ``conditionFailure`` names
+    /// the condition, and a result operation stores it as its failure where its `Failure` can
+    /// express it (``ConditionFailureRepresentable``, `any Error`); otherwise the operation ends
+    /// cancelled. Dependents, pipelines and results sequences see it as failed, and
+    /// ``UpstreamFailedError/rootFailure`` reaches the ``ConditionFailedError``.
+    ///
+    /// Add conditions before the operation is queued. Adding one once its conditions are being
+    /// checked, or it has started, is a programmer error and traps with a message. An operation
+    /// with conditions must be started by a queue (or a pipeline): starting it by hand before they
+    /// were checked traps too.
+    ///
+    /// ## Cancellation and threading
+    /// Safe from any thread. Cancelling the operation stops the check or the wait for a key; the
+    /// cancelled operation is ready at once and finishes without running.
+    public func addCondition(_ condition: OperationCondition) {
+        addToGate(condition)
+    }
+
+    /// The failed condition that kept the operation from running, if that is why it finished
+    /// without running. Thread-safe.
+    public var conditionFailure: ConditionFailedError? {
+        lock.withCriticalSection { rare?.conditionFailure }
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+
+/// An operation that runs a graph of operations and async steps — its children — and ends with
+/// a typed result built from theirs: a group of operations that is itself an operation.
+///
+/// ```swift
+/// let downloads = urls.map { DownloadOperation($0) }  // AsyncResultOperation<Data, DownloadError>
+/// let batch = try GroupOperation(collecting: downloads, maxConcurrentChildren: 4)
+/// let files = try await queue.run(batch)             // [Data], in order; throws(DownloadError)
+/// ```
+///
+/// A group is an ``AsyncResultOperation``: queue it, depend on it, chain it with `then`, nest it
+/// in another group, put it in a ``Pipeline``, await it, observe it. Its children run through
+/// the same scheduler as a ``Pipeline`` (linear time, whatever the graph), each one once its
+/// dependencies inside the group have finished; dependencies on operations outside the group are
+/// honoured as usual.
+///
+/// ## Children
+/// The children run on a queue of the group's: the package's queue without a width limit, or —
+/// with `maxConcurrentChildren` — a queue of its own with that width. They never take a slot of
+/// the group's queue, so nesting groups on a queue with one slot never waits for itself. Do not
+/// add a child to a queue yourself (Foundation traps on adding an operation to two queues); one
+/// already started or finished is only observed.
+///
+/// ## Result
+/// When every child has finished and none failed, the group's result is what `makingResult`
+/// returns or throws (for ``init(collecting:failurePolicy:maxConcurrentChildren:)``, all the
+/// results in order). When one failed, the group fails with the first failure: the child's own
+/// failure when it has the group's `Failure` type (any failure, for `any Error`), otherwise an
+/// ``UpstreamFailedError`` naming the child, converted as for a chained step (see
+/// ``UpstreamFailureRepresentable``; ``AsyncOperation/upstreamFailure`` has it either way).
+/// ``firstFailure`` tells which child failed and how. The `failurePolicy` says what a failure does
+/// to the other children (see ``PipelineFailurePolicy``).
+///
+/// ## Cancellation and threading
+/// Cancelling the group — or timing it out (``AsyncOperation/limitRunningTime(to:clock:)``) —
+/// cancels (or times out) every unfinished child, and the group finishes once all of them have:
+/// never before its children. A group cancelled before it starts finishes when its queue starts
+/// it, as any operation; its children, never started, are queued cancelled so that they finish
+/// too. All members are thread-safe.
+public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
+    @unchecked Sendable
+{
+    /// The children, without duplicates, in the order given. Immutable.
+    public let children: [Operation]
+    /// What a failed child does to the others. Immutable.
+    public let failurePolicy: PipelineFailurePolicy
+
+    private let scheduler: GraphScheduler
+    private let events: GroupEvents
+    private let makeResult: @Sendable () throws(Failure) -> Success
+    // Safety: guarded by the inherited `lock`.
+    private var childrenStarted = false
+
+    /// Creates a group of `children` whose result `makingResult` builds once all of them have
+    /// succeeded.
+    ///
+    /// ```swift
+    /// let profile = FetchProfileOperation(id)   // AsyncResultOperation<Profile, APIError>
+    /// let avatar = FetchAvatarOperation(id)     // AsyncResultOperation<Image, APIError>
+    /// let card = try GroupOperation([profile, avatar]) { () throws(APIError) -> Card in
+    ///     Card(profile: try profile.result!.get(), avatar: try avatar.result!.get())
+    /// }
+    /// ```
+    ///
+    /// ## Cancellation and threading
+    /// Safe from any thread; nothing runs until the group starts. `makingResult` is called once,
+    /// only when every child has finished without failing, on the thread of the last one to
+    /// finish — never when the group is cancelled.
+    ///
+    /// - Parameters:
+    ///   - children: The operations — classic ones, ``TaskOperation``s, chained steps, other
+    ///     groups; an operation listed twice runs once.
+    ///   - failurePolicy: What a failed child does to the others; by default the children that
+    ///     depend on it do not run and the others go on.
+    ///   - maxConcurrentChildren: How many children may run at once; `nil` (the default) for no
+    ///     limit. Less than 1 is a programmer error: it traps, with a message.
+    ///   - makingResult: Builds the group's result from its children's.
+    /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the children's dependencies
+    ///   form a cycle.
+    public init(
+        _ children: [Operation],
+        failurePolicy: PipelineFailurePolicy = .cancelDependents,
+        maxConcurrentChildren: Int? = nil,
+        makingResult: @escaping @Sendable () throws(Failure) -> Success
+    ) throws(PipelineError) {
+        var seen = Set<ObjectIdentifier>()
+        let unique = children.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        let events = GroupEvents(children: unique)
+        self.scheduler = try GraphScheduler(
+            unique, queue: Self.childQueue(width: maxConcurrentChildren), failurePolicy: failurePolicy,
+            onFinish: events.childFinished)
+        self.children = unique
+        self.failurePolicy = failurePolicy
+        self.events = events
+        self.makeResult = makingResult
+        super.init()
+        scheduler.whenAllFinished(events.allFinished)
+    }
+
+    private static func childQueue(width: Int?) -> OperationQueue {
+        guard let width else { return SharedQueues.unbounded }
+        guard width >= 1 else {
+            // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+            fatalError("GroupOperation needs maxConcurrentChildren of at least 1 (or nil, for no limit), not \(width)")
+        }
+        let queue = OperationQueue()
+        queue.name = "OperationBridge.GroupOperation"
+        queue.maxConcurrentOperationCount = width
+        return queue
+    }
+
+    /// The first child that failed on its own — not stopped because another child failed — with
+    /// its index in ``children`` and its failure; `nil` while none has. Thread-safe.
+    public var firstFailure: StepFailure? {
+        scheduler.firstFailure.map { node, reason in
+            StepFailure(index: node, operation: children[node], reason: reason)
+        }
+    }
+
+    /// The lifecycle events of the children, as an `AsyncSequence` that ends once every child has
+    /// finished.
+    ///
+    /// ```swift
+    /// for await event in batch.childEvents where event.event == .finished {
+    ///     progress.completedUnitCount += 1
+    /// }
+    /// ```
+    ///
+    /// Each access makes a new sequence that starts with the events that have already happened.
+    /// The package's operations report ``OperationEvent/started``, ``OperationEvent/cancelled``
+    /// and ``OperationEvent/finished``; other operations (a `BlockOperation`, say) only
+    /// ``OperationEvent/finished``. A child's events are in order; events of different children
+    /// interleave as they happen.
+    ///
+    /// ## Cancellation and threading
+    /// Cancelling the iterating task ends the iteration; nothing is cancelled. Events are buffered
+    /// until read (at most three per child).
+    public var childEvents: AsyncStream<GroupChildEvent> {
+        events.subscribe()
+    }
+
+    /// Starts the children; the group finishes once all of them have.
+    public override func main() {
+        if claimChildrenStart() { scheduler.start() }
+        scheduler.whenAllFinished { [self] in childrenFinished() }
+    }
+
+    /// Cancels the group and every unfinished child (see the type's documentation).
+    public override func cancel() {
+        super.cancel()
+        cancelChildren()
+    }
+
+    /// Cancels the group with `error` as its result, and every unfinished child.
+    public override func cancel(with error: Failure) {
+        super.cancel(with: error)
+        cancelChildren()
+    }
+
+    private func cancelChildren() {
+        guard isCancelled else { return }
+        scheduler.cancelAll(timingOut: isTimedOut)
+        // Not started: the cancelled children are queued now, so that they finish.
+        if claimChildrenStart() { scheduler.start() }
+    }
+
+    /// Whether this call is the one to start the scheduler.
+    private func claimChildrenStart() -> Bool {
+        lock.withCriticalSection {
+            defer { childrenStarted = true }
+            return !childrenStarted
+        }
+    }
+
+    private func childrenFinished() {
+        if let failure = scheduler.firstFailure, !isCancelled {
+            let child = children[failure.node]
+            if case .failed(let error) = failure.reason, child is any FailureReporting, let typed = error as? Failure {
+                finish(with: .failure(typed))
+            } else {
+                finishWithoutRunning(
+                    reporting: UpstreamFailedError(describing: child, reason: failure.reason), onlyIfPending: false)
+            }
+            return
+        }
+        if isCancelled { return finish() }
+        do throws(Failure) {
+            finish(with: .success(try makeResult()))
+        } catch {
+            finish(with: .failure(error))
+        }
+    }
+}
+
+extension GroupOperation {
+    /// Creates a group whose result is the success values of `children`, in their order.
+    ///
+    /// ```swift
+    /// let batch = try GroupOperation(collecting: downloads)
+    /// let files: [Data] = try await queue.run(batch)
+    /// ```
+    ///
+    /// The first failure fails the group with that child's failure (see the type's
+    /// documentation). Under ``PipelineFailurePolicy/cancelAll`` it also cancels the other
+    /// children, which suits a batch whose result is all or nothing.
+    ///
+    /// ## Cancellation and threading
+    /// As ``init(_:failurePolicy:maxConcurrentChildren:makingResult:)``.
+    ///
+    /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the children's dependencies
+    ///   form a cycle.
+    public convenience init<Element: Sendable>(
+        collecting children: [AsyncResultOperation<Element, Failure>],
+        failurePolicy: PipelineFailurePolicy = .cancelDependents,
+        maxConcurrentChildren: Int? = nil
+    ) throws(PipelineError) where Success == [Element] {
+        try self.init(children, failurePolicy: failurePolicy, maxConcurrentChildren: maxConcurrentChildren) {
+            () throws(Failure) -> [Element] in
+            try children.map { child throws(Failure) -> Element in
+                guard let result = child.result else {
+                    preconditionFailure("Internal inconsistency: a child that did not fail has no result")
+                }
+                return try result.get()
+            }
+        }
+    }
+
+    /// Creates a group that succeeds when all of `children` do: the classic "all done" aggregate,
+    /// for operations of any kind.
+    ///
+    /// ```swift
+    /// let allDownloaded = try GroupOperation<Void, any Error>(downloads)
+    /// allDownloaded.whenFinished(on: .queue(.main)) { result in
+    ///     print(result?.isSuccess == true ? "all downloaded" : "some failed")
+    /// }
+    /// queue.addOperation(allDownloaded)
+    /// ```
+    ///
+    /// ## Cancellation and threading
+    /// As ``init(_:failurePolicy:maxConcurrentChildren:makingResult:)``.
+    ///
+    /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the children's dependencies
+    ///   form a cycle.
+    public convenience init(
+        _ children: [Operation],
+        failurePolicy: PipelineFailurePolicy = .cancelDependents,
+        maxConcurrentChildren: Int? = nil
+    ) throws(PipelineError) where Success == Void {
+        try self.init(children, failurePolicy: failurePolicy, maxConcurrentChildren: maxConcurrentChildren) {}
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+
+/// A moment in the life of one of the package's operations, as its observers see it (see
+/// ``AsyncOperation/observeLifecycle(on:_:)``).
+///
+/// An operation that runs reports ``started`` then ``finished``; one cancelled while it runs
+/// reports ``started``, ``cancelled``, ``finished``; one cancelled before it starts (or kept from
+/// running by a failed condition or upstream) reports ``cancelled`` if it was cancelled, then
+/// ``finished`` — never ``started``. Each event is reported once, in this order.
+public enum OperationEvent: Hashable, Sendable {
+    /// The operation began executing: its work runs.
+    case started
+    /// The operation was cancelled (a time limit's cancellation included; see
+    /// ``AsyncOperation/isTimedOut``) before its outcome was decided.
+    case cancelled
+    /// The operation finished. Its outcome (`result`, `isCancelled`…) is final.
+    case finished
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// The rarely used state of an ``AsyncOperation`` (see `AsyncOperation.rare`): created the
+/// first time an operation needs one of these, so that the others stay small.
+///
+/// Safety: every property is only touched while holding the operation's `lock`.
+final class RareState: @unchecked Sendable {
+    /// Why the operation finished without running, when an upstream failure was the reason.
+    var upstreamFailure: UpstreamFailedError?
+    /// Why the operation finished without running, when a condition failed.
+    var conditionFailure: ConditionFailedError?
+    /// Arms the running-time limit set with `limitRunningTime(to:clock:)`, if any.
+    var armTimeLimit: (@Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer)?
+    /// The armed running-time limit, from the start until the operation finishes.
+    var timeLimitTimer: DeadlineTimer?
+    /// A running-time limit of zero or less: the operation times out when it starts.
+    var timesOutAtStart = false
+    /// Whether the operation is held back from becoming ready (see `holdReadiness(releasedBy:)`).
+    var isReadinessHeld = false
+    /// Tells the holds apart, so that the timer of a replaced hold releases nothing.
+    var readinessGeneration: UInt64 = 0
+    /// The timer that ends the hold.
+    var readinessTimer: DeadlineTimer?
+    /// Whether ``AsyncOperation/pause()`` holds the operation back.
+    var isPaused = false
+    /// The conditions and exclusivity keys checked before the operation becomes ready.
+    var gate: ReadinessGate?
+    /// Who is told of the operation's lifecycle events, until it finishes.
+    var lifecycleObservers: [LifecycleObserver] = []
+
+    /// What the readiness of an operation that is not cancelled depends on.
+    enum Readiness {
+        /// Held back (delayed, paused, its conditions or keys pending): not ready.
+        case held
+        /// Foundation's readiness: its dependencies.
+        case foundation
+        /// Its dependencies, then its conditions and keys, which are not checked yet.
+        case gated
+    }
+
+    /// The readiness of the operation, not cancelled.
+    var readiness: Readiness {
+        if isHeldBack { return .held }
+        guard let gate else { return .foundation }
+        switch gate.stage {
+        case .unchecked, .checked: return .gated
+        case .checking, .waitingForKeys: return .held
+        case .passed, .failed: return .foundation
+        }
+    }
+
+    /// Delayed or paused.
+    var isHeldBack: Bool { isReadinessHeld || isPaused }
+
+    /// Tells the observers of `event`.
+    func post(_ event: OperationEvent) {
+        for observer in lifecycleObservers { observer.post(event) }
+    }
+
+    /// Takes the timers to stop now that the operation finishes, and forgets the limit to arm.
+    func takeTimers() -> [DeadlineTimer] {
+        defer {
+            timeLimitTimer = nil
+            armTimeLimit = nil
+            readinessTimer = nil
+            isReadinessHeld = false
+        }
+        return [timeLimitTimer, readinessTimer].compactMap { $0 }
+    }
+
+    /// The operation has finished: tells the observers, and forgets them. Returns the exclusivity
+    /// request to withdraw (its keys to release), if any.
+    func finished() -> ExclusivityRequest? {
+        post(.finished)
+        lifecycleObservers = []
+        defer { gate?.stage = .passed(nil) }
+        return gate?.request
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+
+/// What an ``AsyncOperation`` checks after its dependencies have finished and before it becomes
+/// ready: its conditions, then its exclusivity keys (see ``AsyncOperation/addCondition(_:)``).
+///
+/// The operation keeps the gate in its rare state, under its lock, and reports itself not ready
+/// while the gate is open: so it takes no queue slot while conditions are checked or keys are
+/// awaited. The checks start when a queue asks whether the operation is ready and its
+/// dependencies have finished; each step tells the queue to look again when it is done.
+struct ReadinessGate {
+    enum Stage {
+        /// Nothing checked yet.
+        case unchecked
+        /// The conditions are being checked by this task (`nil` until it is stored).
+        case checking(Task<Void, Never>?)
+        /// The conditions passed; the keys are to be asked for.
+        case checked
+        /// The keys are asked for.
+        case waitingForKeys(ExclusivityRequest)
+        /// Everything passed: ready. Holds the keys until the operation finishes.
+        case passed(ExclusivityRequest?)
+        /// A condition failed: the operation finishes without running.
+        case failed
+    }
+
+    /// Predicate conditions, in the order added.
+    var conditions: [OperationCondition] = []
+    /// Exclusivity keys, in the order added.
+    var keys: [ExclusivityKey] = []
+    var stage = Stage.unchecked
+
+    /// The exclusivity request waiting or granted, if any.
+    var request: ExclusivityRequest? {
+        switch stage {
+        case .waitingForKeys(let request): request
+        case .passed(let request): request
+        case .unchecked, .checking, .checked, .failed: nil
+        }
+    }
+
+    /// What a cancellation stops: the check in progress, or the wait for the keys.
+    var workToStop: GateWork? {
+        switch stage {
+        case .checking(let task): task.map(GateWork.task)
+        case .waitingForKeys(let request): .request(request)
+        case .unchecked, .checked, .passed, .failed: nil
+        }
+    }
+
+    /// Whether the operation may start: checked and passed or failed.
+    var isSettled: Bool {
+        switch stage {
+        case .passed, .failed: true
+        case .unchecked, .checking, .checked, .waitingForKeys: false
+        }
+    }
+}
+
+/// Work of a ``ReadinessGate`` that a cancellation stops.
+enum GateWork {
+    case task(Task<Void, Never>)
+    case request(ExclusivityRequest)
+
+    func stop() {
+        switch self {
+        case .task(let task): task.cancel()
+        // Only while it waits: granted keys stay with the operation until it finishes.
+        case .request(let request): ExclusivityCoordinator.shared.withdraw(request, onlyIfWaiting: true)
+        }
+    }
+}
+
+extension AsyncOperation {
+    /// The next step of the gate, decided under the lock.
+    private enum GateStep {
+        case none
+        case passed
+        case check([OperationCondition])
+        case acquire(ExclusivityRequest)
+    }
+
+    /// Adds `condition` to the gate. Traps once the gate has begun checking, or the operation has
+    /// started.
+    func addToGate(_ condition: OperationCondition) {
+        let added = lock.withCriticalSection { () -> Bool in
+            guard !lifecycle.hasStarted else { return false }
+            let rare = rareState()
+            var gate = rare.gate ?? ReadinessGate()
+            guard case .unchecked = gate.stage else { return false }
+            switch condition.kind {
+            case .predicate: gate.conditions.append(condition)
+            case .exclusive(let key): gate.keys.append(key)
+            }
+            rare.gate = gate
+            return true
+        }
+        guard added else {
+            // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+            fatalError(
+                "addCondition(\(condition.name)) on \(type(of: self)) came too late: its conditions are being checked "
+                    + "or it has started. Add conditions before adding the operation to a queue.")
+        }
+    }
+
+    /// Called by `isReady` when the dependencies have finished and the gate is not settled: takes
+    /// the next step. Returns whether the operation is ready now.
+    func openGate() -> Bool {
+        advanceGate(announcing: false)
+    }
+
+    /// Takes the next step of the gate — starts checking the conditions, asks for the keys —
+    /// unless the operation is cancelled, held back or started. Returns whether the gate passed
+    /// now; with `announcing`, tells the queue too.
+    @discardableResult
+    private func advanceGate(announcing: Bool) -> Bool {
+        let step = lock.withCriticalSection { () -> GateStep in
+            guard let rare, let gate = rare.gate, !rare.isHeldBack, !lifecycle.isCancellationRecorded,
+                !lifecycle.hasStarted
+            else { return .none }
+            switch gate.stage {
+            case .unchecked where !gate.conditions.isEmpty:
+                rare.gate?.stage = .checking(nil)
+                return .check(gate.conditions)
+            case .unchecked, .checked:
+                guard !gate.keys.isEmpty else {
+                    rare.gate?.stage = .passed(nil)
+                    return .passed
+                }
+                let request = ExclusivityRequest(gate.keys)
+                rare.gate?.stage = .waitingForKeys(request)
+                return .acquire(request)
+            case .checking, .waitingForKeys, .passed, .failed:
+                return .none
+            }
+        }
+        switch step {
+        case .none:
+            return false
+        case .passed:
+            if announcing { changeReadiness {} }
+            return true
+        case .check(let conditions):
+            startChecking(conditions)
+            return false
+        case .acquire(let request):
+            let grantedAtOnce = ExclusivityCoordinator.shared.request(request) { [weak self] in
+                self?.keysGranted(request, announcing: true) ?? false
+            }
+            guard grantedAtOnce else { return false }
+            if keysGranted(request, announcing: announcing) { return true }
+            ExclusivityCoordinator.shared.withdraw(request)
+            return false
+        }
+    }
+
+    /// Takes the keys of `request` unless the operation stopped waiting for them (cancelled,
+    /// paused, started). Returns whether it took them.
+    private func keysGranted(_ request: ExclusivityRequest, announcing: Bool) -> Bool {
+        let taken = lock.withCriticalSection { () -> Bool in
+            guard let rare, case .waitingForKeys(let waiting)? = rare.gate?.stage, waiting === request,
+                !lifecycle.isCancellationRecorded
+            else { return false }
+            rare.gate?.stage = .passed(request)
+            return true
+        }
+        if taken && announcing { changeReadiness {} }
+        return taken
+    }
+
+    /// Checks `conditions` in order on a task of their own — never on a queue's thread — and
+    /// goes on with the gate.
+    private func startChecking(_ conditions: [OperationCondition]) {
+        let task = Task.detached(priority: TaskPriority(qualityOfService)) { [self] in
+            var failure: ConditionFailedError?
+            for condition in conditions where !Task.isCancelled {
+                failure = await condition.check(self)
+                if failure != nil { break }
+            }
+            conditionsChecked(failure: failure)
+        }
+        lock.withCriticalSection {
+            if case .checking(nil)? = rare?.gate?.stage { rare?.gate?.stage = .checking(task) }
+        }
+        // `cancel()` records the cancellation before it reads the stage, and the task was stored
+        // before this read: one of the two sides sees the other.
+        if isCancelled { task.cancel() }
+    }
+
+    private func conditionsChecked(failure: ConditionFailedError?) {
+        let proceed = lock.withCriticalSection { () -> Bool in
+            guard let rare, case .checking? = rare.gate?.stage, !lifecycle.isCancellationRecorded else { return false }
+            rare.gate?.stage = failure == nil ? .checked : .failed
+            return true
+        }
+        guard proceed else { return }
+        guard let failure else {
+            advanceGate(announcing: true)
+            return
+        }
+        finishWithoutRunning(failedCondition: failure)
+        changeReadiness {}
+    }
+
+    /// Traps when the operation is started before its gate passed (started by hand, not by a
+    /// queue), unless it is cancelled. Called as it starts executing.
+    func checkGatePassedBeforeRunning() {
+        let unsettled = lock.withCriticalSection { () -> Bool in
+            guard let gate = rare?.gate, !lifecycle.isCancellationRecorded else { return false }
+            return !gate.isSettled
+        }
+        guard unsettled else { return }
+        // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+        fatalError(
+            "\(type(of: self)) was started before its conditions were checked: an operation with conditions "
+                + "or exclusivity keys must be started by an OperationQueue, which checks them first.")
+    }
+
+    /// Pauses the gate for ``pause()``: a wait for keys is given up (no key is held while paused)
+    /// and asked for again on ``resume()``. Callers hold `lock`. Returns the request to withdraw.
+    func pauseGateLocked() -> ExclusivityRequest? {
+        guard let rare, case .waitingForKeys(let request)? = rare.gate?.stage else { return nil }
+        rare.gate?.stage = .checked
+        return request
+    }
+}

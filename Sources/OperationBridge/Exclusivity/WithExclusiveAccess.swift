@@ -34,6 +34,19 @@ public func withExclusiveAccess<Result>(
     isolation: isolated (any Actor)? = #isolation,
     _ body: () async throws -> sending Result
 ) async throws -> sending Result {
+    try await withExclusiveAccess(to: keys, isolation: isolation, body)
+}
+
+/// Runs `body` while holding `keys`, given as an array; see
+/// ``withExclusiveAccess(to:isolation:_:)-(ExclusivityKey...,_,_)``.
+///
+/// ## Cancellation and threading
+/// As the variadic variant: waiting is cancellable (`CancellationError`), `body` runs on `isolation`.
+public func withExclusiveAccess<Result>(
+    to keys: [ExclusivityKey],
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: () async throws -> sending Result
+) async throws -> sending Result {
     let request = ExclusivityRequest(keys)
     let coordinator = ExclusivityCoordinator.shared
     let slot = CompletionSlot<Bool>()

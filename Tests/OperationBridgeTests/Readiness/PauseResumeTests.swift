@@ -1,0 +1,92 @@
+import Foundation
+import OperationBridge
+import Testing
+
+@Suite("Pause and resume")
+struct PauseResumeTests {
+    @Test("A paused operation takes no slot: a queue with one slot runs later work, then the operation once resumed")
+    func pausedTakesNoSlot() async throws {
+        let paused = ProbeResultOperation<Never>(.inMain(.success(1)))
+        paused.pause()
+        #expect(paused.isPaused && !paused.isReady)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.addOperation(paused)
+        try await queue.runUntilFinished(BlockOperation {})
+        #expect(paused.mainCalls.value == 0 && !paused.isFinished)
+        paused.resume()
+        #expect(!paused.isPaused)
+        #expect(await queue.run(paused) == 1)
+    }
+
+    @Test("Cancelling a paused operation finishes it without running when its queue starts it")
+    func cancelPaused() async throws {
+        let paused = ProbeOperation()
+        paused.pause()
+        let queue = OperationQueue()
+        queue.addOperation(paused)
+        paused.cancel()
+        try await paused.waitForCompletion()
+        #expect(paused.isCancelled && paused.mainCalls.value == 0)
+    }
+
+    @Test("Pausing a started or finished operation does nothing; resuming one never paused does nothing")
+    func pauseTooLate() async throws {
+        let running = ProbeOperation(.byTest)
+        let queue = OperationQueue()
+        queue.addOperation(running)
+        await running.started.wait()
+        running.pause()
+        #expect(!running.isPaused)
+        running.finish()
+        try await running.waitForCompletion()
+        running.pause()
+        #expect(!running.isPaused)
+        let fresh = ProbeOperation()
+        fresh.resume()
+        try await queue.runUntilFinished(fresh)
+        #expect(fresh.mainCalls.value == 1)
+    }
+
+    @Test("A paused operation waiting for a key gives up its place, and asks again when resumed")
+    func pauseGivesUpKey() async throws {
+        let key = ExclusivityKey.unique()
+        let holders = KeyHolders()
+        let gate = Gate()
+        let holder = KeyHolderOperation("holder", keys: [key], holders: holders, gate: gate)
+        let queue = OperationQueue()
+        queue.addOperation(holder)
+        await holder.started.wait()
+        let paused = KeyHolderOperation("paused", keys: [key], holders: holders)
+        #expect(!paused.isReady)  // in line
+        let next = KeyHolderOperation("next", keys: [key], holders: holders)
+        #expect(!next.isReady)  // in line behind it
+        paused.pause()
+        queue.addOperationsWithoutWaiting([paused, next])
+        gate.open()
+        try await queue.runUntilFinished(next)  // not blocked by the paused operation
+        #expect(!paused.isFinished)
+        paused.resume()
+        try await queue.runUntilFinished(paused)
+        #expect(holders.order == ["holder", "next", "paused"])
+    }
+
+    @Test("A delayed and paused operation waits for both")
+    func delayAndPause() async throws {
+        let clock = TestClock()
+        let operation = ProbeOperation()
+        operation.delayStart(by: .seconds(1), clock: clock)
+        operation.pause()
+        let queue = OperationQueue()
+        queue.addOperation(operation)
+        await clock.sleepers(atLeast: 1)
+        operation.resume()
+        #expect(!operation.isReady)  // still delayed
+        operation.pause()
+        clock.advance(by: .seconds(1))
+        #expect(!operation.isReady)  // still paused
+        operation.resume()
+        try await operation.waitForCompletion()
+        #expect(operation.mainCalls.value == 1)
+    }
+}

@@ -58,13 +58,15 @@ public struct OperationCondition: Sendable {
     /// whatever its dependencies' outcome. The failure names the first failed dependency.
     public static var noFailedDependencies: OperationCondition {
         let name = "no failed dependencies"
-        return OperationCondition(name: name, kind: .predicate { operation in
-            guard let failed = operation.dependencies.first(where: \.stepFailed) else { return nil }
-            let failedName = failed.name.map { " '\($0)'" } ?? ""
-            return ConditionFailedError(
-                condition: name, operation: operation,
-                reason: "dependency \(type(of: failed))\(failedName) failed: \(failed.failureReason)")
-        })
+        return OperationCondition(
+            name: name,
+            kind: .predicate { operation in
+                guard let failed = operation.dependencies.first(where: \.stepFailed) else { return nil }
+                let failedName = failed.name.map { " '\($0)'" } ?? ""
+                return ConditionFailedError(
+                    condition: name, operation: operation,
+                    reason: "dependency \(type(of: failed))\(failedName) failed: \(failed.failureReason)")
+            })
     }
 
     /// Holds `key` while the operation runs: no other holder of `key` — operation or task (see

@@ -35,9 +35,9 @@ import Foundation
 /// ## Cancellation and threading
 /// Cancelling the group — or timing it out (``AsyncOperation/limitRunningTime(to:clock:)``) —
 /// cancels (or times out) every unfinished child, and the group finishes once all of them have:
-/// never before its children. A group cancelled before it starts finishes when its queue starts
-/// it, as any operation; its children, never started, are queued cancelled so that they finish
-/// too. All members are thread-safe.
+/// never before its children. A group cancelled before it starts queues its children cancelled,
+/// so that they finish without running, and finishes once they have when its queue starts it.
+/// All members are thread-safe.
 public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
     @unchecked Sendable
 {
@@ -140,6 +140,14 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
         events.subscribe()
     }
 
+    /// A group started after it was stopped (cancelled, or an upstream or condition failed) stops
+    /// its children — queued cancelled, they finish without running — and finishes once they have
+    /// all finished: never before them.
+    override func whenReadyToFinishWithoutRunning(_ finish: @escaping @Sendable () -> Void) {
+        stopChildren()
+        scheduler.whenAllFinished(finish)
+    }
+
     /// Starts the children; the group finishes once all of them have.
     public override func main() {
         if claimChildrenStart() { scheduler.start() }
@@ -158,8 +166,18 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
         cancelChildren()
     }
 
+    /// Stopped before it ran (an upstream or a condition failed): its children are cancelled, and
+    /// it finishes once they have.
+    override func willFinishWithoutRunning() {
+        stopChildren()
+    }
+
     private func cancelChildren() {
         guard isCancelled else { return }
+        stopChildren()
+    }
+
+    private func stopChildren() {
         scheduler.cancelAll(timingOut: isTimedOut)
         // Not started: the cancelled children are queued now, so that they finish.
         if claimChildrenStart() { scheduler.start() }

@@ -84,7 +84,9 @@ extension AsyncOperation {
     }
 
     /// A handler that yields each event to `continuation` and finishes it after the last one.
-    static func yielding(to continuation: AsyncStream<OperationEvent>.Continuation) -> @Sendable (OperationEvent) -> Void {
+    static func yielding(to continuation: AsyncStream<OperationEvent>.Continuation)
+        -> @Sendable (OperationEvent) -> Void
+    {
         { event in
             continuation.yield(event)
             if event == .finished { continuation.finish() }

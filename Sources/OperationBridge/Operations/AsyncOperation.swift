@@ -259,10 +259,21 @@ open class AsyncOperation: Operation, @unchecked Sendable {
 
     /// Runs `updateLocked` under the lock between `isReady` change notifications: Linux's queue
     /// looks at the operation again when told, Darwin's follows it by KVO. Call it without the lock.
+    ///
+    /// Linux's queue loses a change announced while your own `addOperation(_:)` of the operation
+    /// is under way (Design.md, "Platform facts"; `OperationQueue.enqueue(_:)` covers the
+    /// package's own adds). The change is announced once more from another thread, after the
+    /// add has had time to complete; an extra announcement changes nothing.
     func changeReadiness<T>(_ updateLocked: () -> T) -> T {
         willChangeValue(forKey: "isReady")
         let value = lock.withCriticalSection(updateLocked)
         didChangeValue(forKey: "isReady")
+        #if !canImport(Darwin)
+            DispatchQueue.global().async { [weak self] in
+                self?.willChangeValue(forKey: "isReady")
+                self?.didChangeValue(forKey: "isReady")
+            }
+        #endif
         return value
     }
 
@@ -287,7 +298,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         case .ignore:
             return
         case .finishWithoutRunning:
-            sendFinishNotifications(wasExecuting: false)
+            whenReadyToFinishWithoutRunning { self.sendFinishNotifications(wasExecuting: false) }
         case .beginExecuting:
             willChangeValue(forKey: "isExecuting")
             let (finishRequested, timeLimit) = lock.withCriticalSection {
@@ -449,18 +460,32 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     final func finishWithoutRunning(reporting error: UpstreamFailedError, onlyIfPending: Bool) {
         // Converted before taking the lock: the conversion may run the `Failure` type's own code.
         let storeResult = upstreamFailureResult(error)
-        let (stored, claim) = lock.withCriticalSection { () -> ((() -> Void)?, LifecycleStateMachine.FinishClaim) in
-            if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore) }
+        let (stored, claim, pending) = lock.withCriticalSection {
+            () -> ((() -> Void)?, LifecycleStateMachine.FinishClaim, Bool) in
+            if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore, false) }
             var stored: (() -> Void)?
             if outcomeOpenLocked {
                 rareState().upstreamFailure = error
                 stored = storeResult?()
             }
-            return (stored, lifecycle.claimFinish())
+            return (stored, lifecycle.claimFinish(), !lifecycle.hasStarted)
         }
         stored?()
+        if pending { willFinishWithoutRunning() }
         perform(claim)
     }
+
+    /// Called as the operation, started, finishes without running (it was cancelled or stopped
+    /// before it started): calls `finish` — at once, unless a subclass has work of its own to wait
+    /// for first (a group, its cancelled children).
+    func whenReadyToFinishWithoutRunning(_ finish: @escaping @Sendable () -> Void) {
+        finish()
+    }
+
+    /// Called when the pending operation was told to finish without running (an upstream or a
+    /// condition failed), before it finishes. A subclass whose work involves other operations —
+    /// a group's children — stops them here. Cancellations call `cancel()` instead.
+    func willFinishWithoutRunning() {}
 
     /// Finishes the pending operation without running it because its condition failed: records
     /// `error` as ``conditionFailure`` and stores it as the result where the `Failure` of a result
@@ -478,6 +503,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
         guard let outcome else { return }
         outcome.stored?()
+        willFinishWithoutRunning()
         perform(outcome.claim)
         // `Failure` cannot say it: the operation ends cancelled, the reason in `conditionFailure`.
         if storeResult == nil { cancel() }

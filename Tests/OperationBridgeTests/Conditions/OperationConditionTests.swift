@@ -176,7 +176,9 @@ struct OperationConditionTests {
     }
 
     #if EXIT_TESTS
-        @Test("Programmer errors trap with a message: a condition added after the start, a gated operation started by hand")
+        @Test(
+            "Programmer errors trap with a message: a condition added after the start, a gated operation started by hand"
+        )
         func programmerErrors() async {
             await #expect(processExitsWith: .failure) {
                 let operation = ProbeOperation(.byTest)

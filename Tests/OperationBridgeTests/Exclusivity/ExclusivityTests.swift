@@ -121,7 +121,8 @@ struct ExclusivityTests {
         let holders = KeyHolders()
         let queue = OperationQueue()
         let operations = (0..<200).map { index in
-            KeyHolderOperation("\(index)", keys: index.isMultiple(of: 2) ? [xKey, yKey] : [yKey, xKey], holders: holders)
+            KeyHolderOperation(
+                "\(index)", keys: index.isMultiple(of: 2) ? [xKey, yKey] : [yKey, xKey], holders: holders)
         }
         queue.addOperationsWithoutWaiting(operations)
         for operation in operations { try await queue.runUntilFinished(operation) }

@@ -128,7 +128,8 @@ struct LifecycleObserverTests {
         #expect(collected == [.started, .finished])
     }
 
-    @Test("Randomized: observers registered while the operation is cancelled and finished see each event once, in order")
+    @Test(
+        "Randomized: observers registered while the operation is cancelled and finished see each event once, in order")
     func randomizedRaces() async throws {
         let seed = Stress.seed()
         var generator = SeededGenerator(seed: seed)
@@ -144,7 +145,9 @@ struct LifecycleObserverTests {
             if cancelEarly { operation.cancel() }
             queue.addOperation(operation)
             async let late: Void = {
-                for log in logs.dropFirst(registerAfter) { operation.observeLifecycle(on: .dispatchQueue(target), log.record) }
+                for log in logs.dropFirst(registerAfter) {
+                    operation.observeLifecycle(on: .dispatchQueue(target), log.record)
+                }
             }()
             if !cancelEarly {
                 await operation.started.wait()
@@ -155,7 +158,9 @@ struct LifecycleObserverTests {
             for log in logs {
                 await log.finished.wait()
                 let events = log.events.all
-                let expected: [[OperationEvent]] = [[.started, .finished], [.started, .cancelled, .finished], [.cancelled, .finished]]
+                let expected: [[OperationEvent]] = [
+                    [.started, .finished], [.started, .cancelled, .finished], [.cancelled, .finished],
+                ]
                 #expect(expected.contains(events), "\(events)")
             }
         }

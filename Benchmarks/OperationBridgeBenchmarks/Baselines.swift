@@ -213,3 +213,45 @@ final class Sum: @unchecked Sendable {
 
     var value: Int { lock.withLock { total } }
 }
+
+/// The async lock a team writes by hand: a flag and a FIFO of continuations behind an `NSLock`,
+/// each release handing the lock to the first waiter.
+///
+/// Safety: `isLocked` and `waiters` are only touched while holding `lock`.
+final class HandWrittenAsyncLock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isLocked = false
+    private var waiters: [UnsafeContinuation<Void, Never>] = []
+
+    func withLock<Result>(_ body: () async -> Result) async -> Result {
+        await acquire()
+        defer { release() }
+        return await body()
+    }
+
+    private func acquire() async {
+        await withUnsafeContinuation { continuation in
+            lock.lock()
+            if isLocked {
+                waiters.append(continuation)
+                lock.unlock()
+            } else {
+                isLocked = true
+                lock.unlock()
+                continuation.resume()
+            }
+        }
+    }
+
+    private func release() {
+        lock.lock()
+        if waiters.isEmpty {
+            isLocked = false
+            lock.unlock()
+        } else {
+            let next = waiters.removeFirst()
+            lock.unlock()
+            next.resume()
+        }
+    }
+}

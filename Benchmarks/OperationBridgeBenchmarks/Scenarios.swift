@@ -275,6 +275,56 @@ struct Scenarios {
             }
         }
 
+        if wanted("group") {
+            rows.append(
+                try await compare(
+                    "\(graphSize)-step chain as a GroupOperation", rounds: rounds, target: 1.2,
+                    note: "baseline: the same chain through Pipeline"
+                ) {
+                    let group = try GroupOperation<Void, Never>(chain(graphSize))
+                    let finished = await OperationQueue().run(group) != nil
+                    precondition(finished)
+                } baseline: {
+                    try await runPipeline(chain(graphSize))
+                })
+        }
+
+        if wanted("exclusivity") {
+            let holders = 8
+            let turns = options.size(5_000)
+            let handOffs = holders * turns
+            let key: ExclusivityKey = "benchmark"
+            rows.append(
+                try await compare(
+                    "\(handOffs) exclusivity hand-offs between \(holders) tasks", rounds: rounds, target: nil,
+                    note:
+                        "for information: withExclusiveAccess (keys shared with operations, cancellable, multi-key); "
+                        + "baseline: a hand-written async lock for one key (NSLock + FIFO of continuations)"
+                ) {
+                    let sum = Sum()
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for _ in 0..<holders {
+                            group.addTask {
+                                for _ in 0..<turns { try await withExclusiveAccess(to: key) { sum.add(1) } }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                    precondition(sum.value == handOffs)
+                } baseline: {
+                    let sum = Sum()
+                    let lock = HandWrittenAsyncLock()
+                    await withTaskGroup(of: Void.self) { group in
+                        for _ in 0..<holders {
+                            group.addTask {
+                                for _ in 0..<turns { await lock.withLock { sum.add(1) } }
+                            }
+                        }
+                    }
+                    precondition(sum.value == handOffs)
+                })
+        }
+
         if wanted("memory") {
             // Each probe is a subprocess: there are none on iOS-family platforms.
             #if os(macOS) || os(Linux)

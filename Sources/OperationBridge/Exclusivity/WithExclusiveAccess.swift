@@ -49,9 +49,10 @@ public func withExclusiveAccess<Result>(
 ) async throws -> sending Result {
     let request = ExclusivityRequest(keys)
     let coordinator = ExclusivityCoordinator.shared
-    let slot = CompletionSlot<Bool>()
-    let grantedAtOnce = coordinator.request(request) { slot.fulfill(true) }
-    if !grantedAtOnce {
+    if !coordinator.tryAcquire(request) {
+        let slot = CompletionSlot<Bool>()
+        let grantedAtOnce = coordinator.request(request) { slot.fulfill(true) }
+        if grantedAtOnce { slot.fulfill(true) }
         let granted = await withTaskCancellationHandler {
             await slot.wait()
         } onCancel: {

@@ -1,0 +1,160 @@
+import Foundation
+import OperationBridge
+import Testing
+
+// The code blocks of GroupsConditionsAndObservers.md and of Migration.md's step 8 are taken
+// verbatim from this file (see scripts/check-snippets.py), so every snippet compiles and runs.
+
+/// A download, as existing codebases have them.
+final class DownloadOperation: AsyncResultOperation<Data, FetchError>, @unchecked Sendable {
+    let url: URL
+
+    init(_ url: URL) {
+        self.url = url
+    }
+
+    override func main() {
+        DispatchQueue.global().async { [self] in
+            finish(with: url.path.contains("missing") ? .failure(.notFound) : .success(Data(url.path.utf8)))
+        }
+    }
+}
+
+/// The shape of AsyncOpKit's operations before the migration: preconditions evaluated in
+/// `start()`, a `whenFinished` handler called on a queue.
+class LegacyPreconditionOperation: Operation, @unchecked Sendable {
+    var preconditionEvaluators: [@Sendable () -> Bool] = []
+    var whenFinished: (@Sendable (LegacyPreconditionOperation) -> Void)?
+    var handlerQueue = OperationQueue.main
+    private(set) var skipped = false
+
+    override func main() {
+        if preconditionEvaluators.contains(where: { !$0() }) {
+            skipped = true
+        } else {
+            work()
+        }
+        if let whenFinished {
+            handlerQueue.addOperation { whenFinished(self) }
+        }
+    }
+
+    func work() {}
+}
+
+@Suite("Groups, conditions and observers: documentation snippets")
+struct GroupsAndConditionsSnippets {
+    let urls = ["a", "b", "c"].map { URL(string: "https://example.com/\($0)")! }
+
+    @Test("A group collects its children's results")
+    func groupCollects() async throws {
+        let queue = OperationQueue()
+        let urls = self.urls
+        let downloads = urls.map { DownloadOperation($0) }
+        let batch = try GroupOperation(collecting: downloads, maxConcurrentChildren: 4)
+        let files = try await queue.run(batch)  // [Data], in order; throws FetchError
+        #expect(files.count == 3)
+    }
+
+    @Test("The classic aggregate, before and after")
+    func aggregate() async throws {
+        let queue = OperationQueue()
+        let urls = self.urls
+        let reported = Gate()
+        let log = Recorder<String>()
+
+        let completion = Self.classicAggregate(urls, on: queue, log: log)
+
+        // After
+        let again = urls.map { DownloadOperation($0) }
+        let allDownloaded = try GroupOperation<Void, any Error>(again)
+        allDownloaded.whenFinished(on: .queue(queue)) { result in
+            log.append(result?.isSuccess == true ? "all downloaded" : "some failed")
+            reported.open()
+        }
+        queue.addOperation(allDownloaded)
+
+        await reported.wait()
+        try await completion.waitForCompletion()
+        #expect(log.all == ["all downloaded", "all downloaded"])
+    }
+
+    /// The classic aggregate: a completion operation that depends on every download.
+    private static func classicAggregate(_ urls: [URL], on queue: OperationQueue, log: Recorder<String>) -> Operation {
+        // Before
+        let downloads = urls.map { DownloadOperation($0) }
+        let completion = BlockOperation {
+            let allSucceeded = downloads.allSatisfy { (try? $0.result?.get()) != nil }
+            log.append(allSucceeded ? "all downloaded" : "some failed")
+        }
+        for download in downloads { completion.addDependency(download) }
+        queue.addOperations(downloads + [completion], waitUntilFinished: false)
+        return completion
+    }
+
+    @Test("Conditions, before and after")
+    func conditions() async throws {
+        let queue = OperationQueue()
+        let isSignedIn = LockedBox(false)
+
+        // Before
+        let legacy = LegacyPreconditionOperation()
+        legacy.preconditionEvaluators.append { isSignedIn.current }
+        legacy.handlerQueue = queue
+        let skipped = Gate()
+        legacy.whenFinished = { operation in
+            if operation.skipped { skipped.open() }
+        }
+        queue.addOperation(legacy)
+
+        // After
+        let upload = TaskOperation { () async throws(FetchError) -> Int in 42 }
+        upload.addCondition(OperationCondition("signed in") { _ in isSignedIn.current })
+        upload.addCondition(.noFailedDependencies)
+        upload.addCondition(.mutuallyExclusive("network"))
+        upload.whenFinished(on: .queue(queue)) { result in
+            if case .failure(let error)? = result { print("upload: \(error)") }
+        }
+        queue.addOperation(upload)
+
+        await skipped.wait()
+        try await upload.waitForCompletion()
+        #expect(upload.conditionFailure?.condition == "signed in")
+    }
+
+    @Test("Exclusive access shared by a task and an operation")
+    func exclusiveAccess() async throws {
+        let queue = OperationQueue()
+        let store = LockedBox([String]())
+        let migration = TaskOperation { store.withLock { $0.append("migration") } }
+        migration.addCondition(.mutuallyExclusive("database"))
+        queue.addOperation(migration)
+        try await withExclusiveAccess(to: "database") {
+            store.withLock { $0.append("vacuum") }  // never at the same time as `migration`
+        }
+        try await migration.waitForCompletion()
+        #expect(store.current.count == 2)
+    }
+
+    @Test("Pause, resume and lifecycle events")
+    func pauseAndEvents() async throws {
+        let queue = OperationQueue()
+        let upload = TaskOperation { () async -> Int in 1 }
+        upload.pause()  // offline: held back, takes no slot
+        queue.addOperation(upload)
+        upload.resume()  // online again: runs when the queue has a slot
+        var events: [OperationEvent] = []
+        for await event in upload.lifecycleEvents {
+            events.append(event)  // .started, .finished
+        }
+        #expect(events == [.started, .finished])
+    }
+}
+
+extension Result {
+    /// Whether the result is a success.
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}

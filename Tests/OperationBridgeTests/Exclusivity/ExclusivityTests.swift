@@ -56,11 +56,7 @@ struct ExclusivityTests {
     func waitingTakesNoSlot() async throws {
         let kKey = ExclusivityKey.unique("k")
         let holders = KeyHolders()
-        let holderGate = Gate()
-        let holder = KeyHolderOperation("holder", keys: [kKey], holders: holders, gate: holderGate)
-        let side = OperationQueue()
-        side.addOperation(holder)
-        await holder.started.wait()
+        let holderGate = await holders.startHolder(of: kKey, on: OperationQueue())
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         let waiter = KeyHolderOperation("waiter", keys: [kKey], holders: holders)
@@ -77,11 +73,8 @@ struct ExclusivityTests {
     func firstComeFirstServed() async throws {
         let kKey = ExclusivityKey.unique("k")
         let holders = KeyHolders()
-        let gate = Gate()
-        let holder = KeyHolderOperation("holder", keys: [kKey], holders: holders, gate: gate)
         let queue = OperationQueue()
-        queue.addOperation(holder)
-        await holder.started.wait()
+        let gate = await holders.startHolder(of: kKey, on: queue)
         let waiters = (1...5).map { KeyHolderOperation("w\($0)", keys: [kKey], holders: holders) }
         // Asking whether an operation is ready puts it in line for its keys (its dependencies have
         // finished): a queue does the same when it looks at it.
@@ -97,11 +90,8 @@ struct ExclusivityTests {
         let aKey = ExclusivityKey.unique("a")
         let bKey = ExclusivityKey.unique("b")
         let holders = KeyHolders()
-        let gate = Gate()
-        let holder = KeyHolderOperation("holder", keys: [bKey], holders: holders, gate: gate)
         let queue = OperationQueue()
-        queue.addOperation(holder)
-        await holder.started.wait()
+        let gate = await holders.startHolder(of: bKey, on: queue)
         let both = KeyHolderOperation("both", keys: [aKey, bKey], holders: holders)
         #expect(!both.isReady)  // in line for a (free) and b (held)
         queue.addOperation(both)
@@ -160,18 +150,14 @@ struct ExclusivityTests {
     func cancelledOperationWaiting() async throws {
         let kKey = ExclusivityKey.unique("k")
         let holders = KeyHolders()
-        let gate = Gate()
-        let holder = KeyHolderOperation("holder", keys: [kKey], holders: holders, gate: gate)
         let queue = OperationQueue()
-        queue.addOperation(holder)
-        await holder.started.wait()
+        let gate = await holders.startHolder(of: kKey, on: queue)
         let waiter = KeyHolderOperation("waiter", keys: [kKey], holders: holders)
         queue.addOperation(waiter)
         waiter.cancel()
         try await waiter.waitForCompletion()
         #expect(waiter.isCancelled && waiter.isFinished)
         gate.open()
-        try await holder.waitForCompletion()
         let value = try await withExclusiveAccess(to: kKey) { 7 }
         #expect(value == 7)
         #expect(holders.order == ["holder"])

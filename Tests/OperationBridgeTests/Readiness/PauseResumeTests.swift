@@ -52,11 +52,8 @@ struct PauseResumeTests {
     func pauseGivesUpKey() async throws {
         let key = ExclusivityKey.unique()
         let holders = KeyHolders()
-        let gate = Gate()
-        let holder = KeyHolderOperation("holder", keys: [key], holders: holders, gate: gate)
         let queue = OperationQueue()
-        queue.addOperation(holder)
-        await holder.started.wait()
+        let gate = await holders.startHolder(of: key, on: queue)
         let paused = KeyHolderOperation("paused", keys: [key], holders: holders)
         #expect(!paused.isReady)  // in line
         let next = KeyHolderOperation("next", keys: [key], holders: holders)

@@ -73,3 +73,15 @@ extension ExclusivityKey {
         ExclusivityKey("\(name)-\(UUID().uuidString)")
     }
 }
+
+extension KeyHolders {
+    /// Starts an operation labelled "holder" that holds `key` on `queue` until the returned gate
+    /// opens, and returns once it holds it.
+    func startHolder(of key: ExclusivityKey, on queue: OperationQueue) async -> Gate {
+        let gate = Gate()
+        let holder = KeyHolderOperation("holder", keys: [key], holders: self, gate: gate)
+        queue.addOperation(holder)
+        await holder.started.wait()
+        return gate
+    }
+}

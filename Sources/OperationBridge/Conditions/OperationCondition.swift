@@ -99,7 +99,10 @@ extension AsyncOperation {
     /// ``UpstreamFailedError/rootFailure`` reaches the ``ConditionFailedError``.
     ///
     /// Add conditions before the operation is queued. Adding one once its conditions are being
-    /// checked, or it has started, is a programmer error and traps with a message. An operation
+    /// checked, or it has started, is a programmer error and traps with a message. Adding one
+    /// after the operation was queued races with the queue: it may be checked, or the queue may
+    /// start the operation first, which then traps ("started before its conditions were
+    /// checked") — do not rely on either. An operation
     /// with conditions must be started by a queue (or a pipeline): starting it by hand before they
     /// were checked traps too.
     ///

@@ -250,7 +250,7 @@ extension GroupOperation {
     /// ```swift
     /// let allDownloaded = try GroupOperation<Void, any Error>(downloads)
     /// allDownloaded.whenFinished(on: .queue(.main)) { result in
-    ///     print(result?.isSuccess == true ? "all downloaded" : "some failed")
+    ///     print((try? result?.get()) != nil ? "all downloaded" : "some failed")
     /// }
     /// queue.addOperation(allDownloaded)
     /// ```

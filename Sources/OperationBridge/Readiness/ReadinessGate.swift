@@ -211,8 +211,9 @@ extension AsyncOperation {
         guard unsettled else { return }
         // `fatalError`, not `preconditionFailure`: the message must survive release builds.
         fatalError(
-            "\(type(of: self)) was started before its conditions were checked: an operation with conditions "
-                + "or exclusivity keys must be started by an OperationQueue, which checks them first.")
+            "\(type(of: self)) was started before its conditions were checked: it was started by hand, or a "
+                + "condition was added after the operation was queued. Add conditions before adding the operation "
+                + "to a queue, and let the queue start it: it checks them first.")
     }
 
     /// Pauses the gate for ``pause()``: a wait for keys is given up (no key is held while paused)

@@ -69,7 +69,7 @@ struct GroupsAndConditionsSnippets {
         let again = urls.map { DownloadOperation($0) }
         let allDownloaded = try GroupOperation<Void, any Error>(again)
         allDownloaded.whenFinished(on: .queue(queue)) { result in
-            log.append(result?.isSuccess == true ? "all downloaded" : "some failed")
+            log.append((try? result?.get()) != nil ? "all downloaded" : "some failed")
             reported.open()
         }
         queue.addOperation(allDownloaded)
@@ -148,13 +148,5 @@ struct GroupsAndConditionsSnippets {
             events.append(event)  // .started, .finished
         }
         #expect(events == [.started, .finished])
-    }
-}
-
-extension Result {
-    /// Whether the result is a success.
-    var isSuccess: Bool {
-        if case .success = self { return true }
-        return false
     }
 }

@@ -8,6 +8,10 @@ import Foundation
 ///     log("\(failure)")  // UploadOperation: condition 'signed in' failed
 /// }
 /// ```
+///
+/// ## Cancellation and threading
+/// A value: safe to share. It is not a cancellation: an operation that can store it as its
+/// failure is not cancelled (see ``AsyncOperation/addCondition(_:)``).
 public struct ConditionFailedError: Error, CustomStringConvertible {
     /// The condition's ``OperationCondition/name``.
     public let condition: String
@@ -54,6 +58,10 @@ public struct ConditionFailedError: Error, CustomStringConvertible {
 /// Without it, an operation whose `Failure` is `ConditionFailedError` or a supertype (`any
 /// Error`) stores the error itself; any other ends cancelled, with the error in
 /// ``AsyncOperation/conditionFailure``.
+///
+/// ## Cancellation and threading
+/// ``conditionFailed(_:)`` is called once, when the condition fails, on the task that checked
+/// it, before the operation's lock is taken; it must not block.
 public protocol ConditionFailureRepresentable: Error {
     /// The failure standing for `error`.
     static func conditionFailed(_ error: ConditionFailedError) -> Self

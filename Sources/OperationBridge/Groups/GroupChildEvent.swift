@@ -2,6 +2,10 @@ import Foundation
 
 /// A lifecycle event of one of a ``GroupOperation``'s children (see
 /// ``GroupOperation/childEvents``).
+///
+/// ## Cancellation and threading
+/// A value: safe to share. `operation` is the child itself, whose members are thread-safe when it
+/// is one of the package's operations.
 public struct GroupChildEvent: Sendable {
     /// The child's position in ``GroupOperation/children``.
     public let index: Int

@@ -149,27 +149,31 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     }
 
     /// Starts the children; the group finishes once all of them have.
+    ///
+    /// ## Cancellation and threading
+    /// Called by the group's queue, on one of its threads; it returns at once (the children run
+    /// on the group's own queue). Do not call it yourself.
     public override func main() {
         if claimChildrenStart() { scheduler.start() }
         scheduler.whenAllFinished { [self] in childrenFinished() }
     }
 
     /// Cancels the group and every unfinished child (see the type's documentation).
+    ///
+    /// ## Cancellation and threading
+    /// Safe from any thread, any number of times; the group finishes once every child has.
     public override func cancel() {
         super.cancel()
         cancelChildren()
     }
 
     /// Cancels the group with `error` as its result, and every unfinished child.
+    ///
+    /// ## Cancellation and threading
+    /// As ``cancel()``: safe from any thread; the group finishes once every child has.
     public override func cancel(with error: Failure) {
         super.cancel(with: error)
         cancelChildren()
-    }
-
-    /// Stopped before it ran (an upstream or a condition failed): its children are cancelled, and
-    /// it finishes once they have.
-    override func willFinishWithoutRunning() {
-        stopChildren()
     }
 
     private func cancelChildren() {

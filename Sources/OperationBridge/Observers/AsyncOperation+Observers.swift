@@ -79,18 +79,12 @@ extension AsyncOperation {
     /// from any task or actor.
     public var lifecycleEvents: AsyncStream<OperationEvent> {
         let (events, continuation) = AsyncStream.makeStream(of: OperationEvent.self)
-        addLifecycleObserver(.immediate(Self.yielding(to: continuation)))
+        addLifecycleObserver(
+            .immediate { event in
+                continuation.yield(event)
+                if event == .finished { continuation.finish() }
+            })
         return events
-    }
-
-    /// A handler that yields each event to `continuation` and finishes it after the last one.
-    static func yielding(to continuation: AsyncStream<OperationEvent>.Continuation)
-        -> @Sendable (OperationEvent) -> Void
-    {
-        { event in
-            continuation.yield(event)
-            if event == .finished { continuation.finish() }
-        }
     }
 
     /// Registers `observer`, telling it first of the events that have already happened.

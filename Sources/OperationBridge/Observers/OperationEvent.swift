@@ -7,6 +7,9 @@ import Foundation
 /// reports ``started``, ``cancelled``, ``finished``; one cancelled before it starts (or kept from
 /// running by a failed condition or upstream) reports ``cancelled`` if it was cancelled, then
 /// ``finished`` — never ``started``. Each event is reported once, in this order.
+///
+/// ## Cancellation and threading
+/// A value: safe to share. Where and when an observer receives it, the API that delivers it says.
 public enum OperationEvent: Hashable, Sendable {
     /// The operation began executing: its work runs.
     case started

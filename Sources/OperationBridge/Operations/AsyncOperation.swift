@@ -203,7 +203,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         switch gate {
         case .held: return false
         case .foundation: return super.isReady
-        case .gated: return super.isReady && openGate()
+        case .gated: return super.isReady && advanceGate(announcing: false)
         }
     }
 
@@ -293,13 +293,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             timeOut()
             return start()
         }
-        if case .beginExecuting = action { checkGatePassedBeforeRunning() }
         switch action {
         case .ignore:
             return
         case .finishWithoutRunning:
             whenReadyToFinishWithoutRunning { self.sendFinishNotifications(wasExecuting: false) }
         case .beginExecuting:
+            checkGatePassedBeforeRunning()
             willChangeValue(forKey: "isExecuting")
             let (finishRequested, timeLimit) = lock.withCriticalSection {
                 defer { rare?.post(.started) }
@@ -460,32 +460,25 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     final func finishWithoutRunning(reporting error: UpstreamFailedError, onlyIfPending: Bool) {
         // Converted before taking the lock: the conversion may run the `Failure` type's own code.
         let storeResult = upstreamFailureResult(error)
-        let (stored, claim, pending) = lock.withCriticalSection {
-            () -> ((() -> Void)?, LifecycleStateMachine.FinishClaim, Bool) in
-            if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore, false) }
+        let (stored, claim) = lock.withCriticalSection { () -> ((() -> Void)?, LifecycleStateMachine.FinishClaim) in
+            if onlyIfPending && lifecycle.hasStarted { return (nil, .ignore) }
             var stored: (() -> Void)?
             if outcomeOpenLocked {
                 rareState().upstreamFailure = error
                 stored = storeResult?()
             }
-            return (stored, lifecycle.claimFinish(), !lifecycle.hasStarted)
+            return (stored, lifecycle.claimFinish())
         }
         stored?()
-        if pending { willFinishWithoutRunning() }
         perform(claim)
     }
 
-    /// Called as the operation, started, finishes without running (it was cancelled or stopped
-    /// before it started): calls `finish` — at once, unless a subclass has work of its own to wait
-    /// for first (a group, its cancelled children).
+    /// Called as the operation, started, finishes without running (cancelled, stopped by an
+    /// upstream or a condition, or finished before it started): calls `finish` — at once, unless
+    /// a subclass has work of its own to stop and wait for first (a group, its children).
     func whenReadyToFinishWithoutRunning(_ finish: @escaping @Sendable () -> Void) {
         finish()
     }
-
-    /// Called when the pending operation was told to finish without running (an upstream or a
-    /// condition failed), before it finishes. A subclass whose work involves other operations —
-    /// a group's children — stops them here. Cancellations call `cancel()` instead.
-    func willFinishWithoutRunning() {}
 
     /// Finishes the pending operation without running it because its condition failed: records
     /// `error` as ``conditionFailure`` and stores it as the result where the `Failure` of a result
@@ -503,7 +496,6 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
         guard let outcome else { return }
         outcome.stored?()
-        willFinishWithoutRunning()
         perform(outcome.claim)
         // `Failure` cannot say it: the operation ends cancelled, the reason in `conditionFailure`.
         if storeResult == nil { cancel() }
@@ -542,12 +534,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let (observers, timers, keys) = lock.withCriticalSection {
+            let (observers, rareWork) = lock.withCriticalSection {
                 attachedTask = nil
-                return (lifecycle.completeFinish(), rare?.takeTimers() ?? [], rare?.finished())
+                return (lifecycle.completeFinish(), rare?.finished())
             }
-            for timer in timers { timer.cancel() }
-            if let keys { ExclusivityCoordinator.shared.withdraw(keys) }
+            for timer in rareWork?.timers ?? [] { timer.cancel() }
+            if let keys = rareWork?.keys { ExclusivityCoordinator.shared.withdraw(keys) }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             dropLinksAfterFinishing()

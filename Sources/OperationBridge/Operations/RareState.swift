@@ -57,23 +57,19 @@ final class RareState: @unchecked Sendable {
         for observer in lifecycleObservers { observer.post(event) }
     }
 
-    /// Takes the timers to stop now that the operation finishes, and forgets the limit to arm.
-    func takeTimers() -> [DeadlineTimer] {
+    /// The operation has finished: tells the observers and forgets them, forgets the limit to
+    /// arm, and hands back what to stop once the lock is released — the timers, and the
+    /// exclusivity request whose keys to release.
+    func finished() -> (timers: [DeadlineTimer], keys: ExclusivityRequest?) {
+        post(.finished)
         defer {
+            lifecycleObservers = []
             timeLimitTimer = nil
             armTimeLimit = nil
             readinessTimer = nil
             isReadinessHeld = false
+            gate?.stage = .passed(nil)
         }
-        return [timeLimitTimer, readinessTimer].compactMap { $0 }
-    }
-
-    /// The operation has finished: tells the observers, and forgets them. Returns the exclusivity
-    /// request to withdraw (its keys to release), if any.
-    func finished() -> ExclusivityRequest? {
-        post(.finished)
-        lifecycleObservers = []
-        defer { gate?.stage = .passed(nil) }
-        return gate?.request
+        return ([timeLimitTimer, readinessTimer].compactMap { $0 }, gate?.request)
     }
 }

@@ -102,17 +102,12 @@ extension AsyncOperation {
         }
     }
 
-    /// Called by `isReady` when the dependencies have finished and the gate is not settled: takes
-    /// the next step. Returns whether the operation is ready now.
-    func openGate() -> Bool {
-        advanceGate(announcing: false)
-    }
-
     /// Takes the next step of the gate — starts checking the conditions, asks for the keys —
     /// unless the operation is cancelled, held back or started. Returns whether the gate passed
-    /// now; with `announcing`, tells the queue too.
+    /// now; with `announcing`, tells the queue too. `isReady` calls it, without announcing, once
+    /// the dependencies have finished and the gate is not settled.
     @discardableResult
-    private func advanceGate(announcing: Bool) -> Bool {
+    func advanceGate(announcing: Bool) -> Bool {
         let step = lock.withCriticalSection { () -> GateStep in
             guard let rare, let gate = rare.gate, !rare.isHeldBack, !lifecycle.isCancellationRecorded,
                 !lifecycle.hasStarted

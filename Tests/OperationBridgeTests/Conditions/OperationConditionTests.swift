@@ -193,11 +193,3 @@ struct OperationConditionTests {
         }
     #endif
 }
-
-extension Result {
-    /// The failure, if the result is one.
-    var failureValue: Failure? {
-        guard case .failure(let error) = self else { return nil }
-        return error
-    }
-}

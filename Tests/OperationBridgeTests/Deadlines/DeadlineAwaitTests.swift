@@ -209,10 +209,7 @@ struct DeadlineAwaitTests {
 
     @Test("Finish racing the timeout: one answer, consistent with the operation, no timer left")
     func finishRacingTheTimeout() async throws {
-        let seed = Stress.seed()
-        print(
-            "DeadlineAwaitTests.finishRacingTheTimeout: seed \(seed) (replay with OPERATIONBRIDGE_STRESS_SEED=\(seed))")
-        var generator = SeededGenerator(seed: seed)
+        var generator = Stress.generator(for: "DeadlineAwaitTests.finishRacingTheTimeout")
         let queue = OperationQueue()
         for _ in 0..<Stress.iterations(2_000) {
             let clock = TestClock()

@@ -155,9 +155,7 @@ struct RunningTimeLimitTests {
 
     @Test("The limit racing the finish: one outcome, consistent, and no timer left")
     func limitRacingFinish() async throws {
-        let seed = Stress.seed()
-        print("RunningTimeLimitTests.limitRacingFinish: seed \(seed) (replay with OPERATIONBRIDGE_STRESS_SEED=\(seed))")
-        var generator = SeededGenerator(seed: seed)
+        var generator = Stress.generator(for: "RunningTimeLimitTests.limitRacingFinish")
         let queue = OperationQueue()
         var timedOut = 0
         let iterations = Stress.iterations(2_000)

@@ -146,9 +146,7 @@ struct DelayedStartTests {
 
     @Test("Randomized races: the delay's end, a cancellation and the queueing; every operation finishes once")
     func randomizedRaces() async throws {
-        let seed = Stress.seed()
-        print("DelayedStartTests.randomizedRaces seed: \(seed)")
-        var generator = SeededGenerator(seed: seed)
+        var generator = Stress.generator(for: "DelayedStartTests.randomizedRaces")
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 2
         var cancelledCount = 0

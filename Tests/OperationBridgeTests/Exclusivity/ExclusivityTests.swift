@@ -176,9 +176,7 @@ struct ExclusivityTests {
         let pKey = ExclusivityKey.unique("p")
         let qKey = ExclusivityKey.unique("q")
         let rKey = ExclusivityKey.unique("r")
-        let seed = Stress.seed()
-        var generator = SeededGenerator(seed: seed)
-        print("ExclusivityTests.randomizedHolders seed \(seed)")
+        var generator = Stress.generator(for: "ExclusivityTests.randomizedHolders")
         let keys: [ExclusivityKey] = [pKey, qKey, rKey]
         for _ in 0..<Stress.iterations(500) {
             let holders = KeyHolders()

@@ -186,9 +186,7 @@ struct GroupOperationTests {
         "Randomized: nested random graphs, failures and cancellation at random points; every child finishes before its group"
     )
     func randomizedGraphs() async throws {
-        let seed = Stress.seed()
-        var generator = SeededGenerator(seed: seed)
-        print("GroupOperationTests.randomizedGraphs seed \(seed)")
+        var generator = Stress.generator(for: "GroupOperationTests.randomizedGraphs")
         let queue = OperationQueue()
         for _ in 0..<Stress.iterations(300) {
             let violations = LockedBox(0)
@@ -232,17 +230,4 @@ struct GroupOperationTests {
         }
         return group
     }
-}
-
-extension Gate {
-    /// An operation that finishes once the gate opens, to make an operation depend on the gate.
-    func asOperationDependency() -> Operation {
-        let operation = TaskOperation { await self.wait() }
-        SharedTestQueue.queue.addOperation(operation)
-        return operation
-    }
-}
-
-enum SharedTestQueue {
-    static let queue = OperationQueue()
 }

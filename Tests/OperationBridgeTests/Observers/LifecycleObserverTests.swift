@@ -131,9 +131,7 @@ struct LifecycleObserverTests {
     @Test(
         "Randomized: observers registered while the operation is cancelled and finished see each event once, in order")
     func randomizedRaces() async throws {
-        let seed = Stress.seed()
-        var generator = SeededGenerator(seed: seed)
-        print("LifecycleObserverTests.randomizedRaces seed \(seed)")
+        var generator = Stress.generator(for: "LifecycleObserverTests.randomizedRaces")
         let queue = OperationQueue()
         let target = DispatchQueue(label: "observers", attributes: .concurrent)
         for _ in 0..<Stress.iterations(1_000) {

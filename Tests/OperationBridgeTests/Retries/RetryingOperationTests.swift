@@ -362,9 +362,7 @@ struct RetryingOperationTests {
 
     @Test("Randomized races: cancellation against attempts and waits; exactly one outcome, as scripted")
     func randomizedRaces() async throws {
-        let seed = Stress.seed()
-        print("RetryingOperationTests.randomizedRaces seed: \(seed)")
-        var generator = SeededGenerator(seed: seed)
+        var generator = Stress.generator(for: "RetryingOperationTests.randomizedRaces")
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 4
         var cancelledCount = 0

@@ -142,6 +142,22 @@ enum Stress {
         ProcessInfo.processInfo.environment["OPERATIONBRIDGE_STRESS_SEED"].flatMap(UInt64.init)
             ?? UInt64.random(in: 1...UInt64.max)
     }
+
+    /// A generator seeded with ``seed()``, after printing the seed under `test`'s name so that a
+    /// failing run can be replayed.
+    static func generator(for test: String) -> SeededGenerator {
+        let seed = seed()
+        print("\(test): seed \(seed) (replay with OPERATIONBRIDGE_STRESS_SEED=\(seed))")
+        return SeededGenerator(seed: seed)
+    }
+}
+
+extension Result {
+    /// The failure, if the result is one.
+    var failureValue: Failure? {
+        guard case .failure(let error) = self else { return nil }
+        return error
+    }
 }
 
 /// A small, fast, seedable generator (SplitMix64), so a failing stress run can be replayed.

@@ -25,6 +25,9 @@ final class Gate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether the gate has opened.
+    var hasOpened: Bool { lockedIsOpen() }
+
     /// Suspends the task until the gate opens.
     func wait() async {
         await withCheckedContinuation { continuation in

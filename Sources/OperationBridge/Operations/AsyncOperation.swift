@@ -260,22 +260,35 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Runs `updateLocked` under the lock between `isReady` change notifications: Linux's queue
     /// looks at the operation again when told, Darwin's follows it by KVO. Call it without the lock.
     ///
-    /// Linux's queue loses a change announced while your own `addOperation(_:)` of the operation
-    /// is under way (Design.md, "Platform facts"; `OperationQueue.enqueue(_:)` covers the
-    /// package's own adds). The change is announced once more from another thread, after the
-    /// add has had time to complete; an extra announcement changes nothing.
+    /// Linux's queue can lose the change: a thread that read `isReady` just before it (your own
+    /// `addOperation(_:)` of the operation, or a second announcement) stores its stale `false`
+    /// over the fresh value afterwards, and nothing makes the queue look again (Design.md,
+    /// "Platform facts"). So on Linux the change is announced again from a Dispatch thread, a few
+    /// times over about a second and a half, until the operation has started: the stale write
+    /// comes a few instructions after its read, so one of the later announcements follows it
+    /// even when the writer was descheduled in between. An extra announcement changes nothing.
     func changeReadiness<T>(_ updateLocked: () -> T) -> T {
         willChangeValue(forKey: "isReady")
         let value = lock.withCriticalSection(updateLocked)
         didChangeValue(forKey: "isReady")
         #if !canImport(Darwin)
-            DispatchQueue.global().async { [weak self] in
-                self?.willChangeValue(forKey: "isReady")
-                self?.didChangeValue(forKey: "isReady")
-            }
+            announceReadinessAgain(after: 0)
         #endif
         return value
     }
+
+    #if !canImport(Darwin)
+        /// Announces `isReady` again after `milliseconds`, and then at four times the interval up
+        /// to a second, unless the operation has started (see `changeReadiness(_:)`).
+        private func announceReadinessAgain(after milliseconds: Int) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [weak self] in
+                guard let self, !self.lock.withCriticalSection({ self.lifecycle.hasStarted }) else { return }
+                self.willChangeValue(forKey: "isReady")
+                self.didChangeValue(forKey: "isReady")
+                if milliseconds < 1024 { self.announceReadinessAgain(after: max(1, milliseconds * 4)) }
+            }
+        }
+    #endif
 
     /// Begins the operation. Queues call it; you may call it by hand on an operation that is
     /// not in a queue.

@@ -1,0 +1,328 @@
+import Foundation
+
+/// The engine behind ``StreamedResults`` and ``StreamedValues``: pulls inputs on a task of its
+/// own, makes an operation for each, admits it to the queue, and hands the finished ones to the
+/// one consumer — holding at most `capacity` inputs between the pull and the delivery, and at
+/// most `maxInFlight` unfinished operations.
+///
+/// An input takes a *place* before it is pulled and gives it back when its result is delivered
+/// (or the input sequence ended instead): so the pull waits for a free place, and memory is
+/// bounded by the places whatever the input length. In completion order the places are
+/// `maxInFlight`; in input order `maxInFlight + reorderWindow`, and a running operation also
+/// needs one of `maxInFlight` running slots.
+///
+/// Safety: every stored `var` is only touched while holding `lock`; continuations are resumed and
+/// operations cancelled after the lock is released.
+final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unchecked Sendable {
+    /// A pulled input and its operation.
+    struct Entry: Sendable {
+        let index: Int
+        let input: Input
+        let operation: AsyncResultOperation<Success, Failure>
+    }
+
+    /// What the consumer gets next.
+    enum Event: Sendable {
+        case element(Entry)
+        /// The end: the inputs ended (with their error, if any), or the run was stopped (`nil`).
+        case end((any Error)?)
+    }
+
+    private let lock = NSLock()
+    private let maxInFlight: Int
+    private let capacity: Int
+    private let inputOrder: Bool
+    /// Whether the run stops at the first failure (the values variant): an input failure ends
+    /// it at once, cancelling what runs, and a failed operation stops the pulling — rather than
+    /// delivering everything (the results variant).
+    private let stopsAtFirstFailure: Bool
+
+    /// Inputs pulled (or being pulled) whose result is not delivered yet.
+    private var taken = 0
+    /// Unfinished operations, by input index.
+    private var running: [Int: Entry] = [:]
+    /// Finished, undelivered: in completion order, a FIFO (`readyHead` is its first); in input
+    /// order, by index until `nextIndex` is there.
+    private var ready: [Entry] = []
+    private var readyHead = 0
+    private var waitingForOrder: [Int: Entry] = [:]
+    private var nextIndex = 0
+    /// Set when the inputs have ended: `.some(nil)` cleanly, `.some(error)` with their error.
+    private var inputEnd: (any Error)??
+    private var isStopped = false
+    /// No further input is pulled: an operation failed in a run that stops at the first failure.
+    private var pullingEnded = false
+    /// The error the consumer is still to be told of, once stopped (an input failure).
+    private var stopError: (any Error)?
+    private var consumer: UnsafeContinuation<Event, Never>?
+    private var producer: UnsafeContinuation<Bool, Never>?
+    private var driver: Task<Void, Never>?
+    /// Starts the driver; taken by the one iterator (see ``begin()``).
+    private var pendingStart: (@Sendable () -> Void)?
+    private var hasBegun = false
+
+    init(maxInFlight: Int, order: StreamOrder, stopsAtFirstFailure: Bool) {
+        guard maxInFlight >= 1 else {
+            fatalError("maxInFlight must be at least 1 to stream results; it was \(maxInFlight).")
+        }
+        self.maxInFlight = maxInFlight
+        self.stopsAtFirstFailure = stopsAtFirstFailure
+        switch order.kind {
+        case .completion:
+            capacity = maxInFlight
+            inputOrder = false
+        case .input(let window):
+            let window = window ?? maxInFlight
+            guard window >= 1 else {
+                fatalError("A reorder window must be at least 1 to stream results in input order; it was \(window).")
+            }
+            capacity = maxInFlight + window
+            inputOrder = true
+        }
+    }
+
+    // MARK: The driver
+
+    /// Prepares the run: ``begin()`` will pull `inputs`, make an operation of each with
+    /// `makeOperation` and admit it to `queue`.
+    func prepare<Inputs: AsyncSequence & Sendable>(
+        pulling inputs: Inputs,
+        into queue: OperationQueue,
+        making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
+    ) where Inputs.Element == Input {
+        pendingStart = { [weak self] in self?.start(pulling: inputs, into: queue, making: makeOperation) }
+    }
+
+    /// Starts the run, for its one iterator. A second call is a programmer error: it traps.
+    func begin() {
+        let start = lock.withCriticalSection { () -> (@Sendable () -> Void)?? in
+            guard !hasBegun else { return nil }
+            hasBegun = true
+            defer { pendingStart = nil }
+            return .some(isStopped ? nil : pendingStart)
+        }
+        guard let start else {
+            fatalError("A streamed results sequence can be iterated once: its iterator pulls the inputs.")
+        }
+        start?()
+    }
+
+    /// Pulls `inputs` on a detached task: each input becomes an operation made by
+    /// `makeOperation` and admitted to `queue`.
+    private func start<Inputs: AsyncSequence & Sendable>(
+        pulling inputs: Inputs,
+        into queue: OperationQueue,
+        making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
+    ) where Inputs.Element == Input {
+        // Detached: the caller's actor (the main actor, say) must not pull the inputs.
+        let task = Task.detached { [self] in
+            var iterator = inputs.makeAsyncIterator()
+            var index = 0
+            while await takePlace() {
+                let input: Input?
+                do {
+                    input = try await iterator.next()
+                } catch {
+                    inputsEnded(with: error)
+                    return
+                }
+                guard let input else {
+                    inputsEnded(with: nil)
+                    return
+                }
+                let operation = await makeOperation(input)
+                launch(Entry(index: index, input: input, operation: operation), on: queue)
+                index += 1
+            }
+        }
+        let stopped = lock.withCriticalSection {
+            if !isStopped { driver = task }
+            return isStopped
+        }
+        if stopped { task.cancel() }
+    }
+
+    /// Waits for a free place and takes it; `false` once the run has stopped.
+    private func takePlace() async -> Bool {
+        await withUnsafeContinuation { continuation in
+            let answer = lock.withCriticalSection { () -> Bool? in
+                if isStopped { return false }
+                if hasFreePlaceLocked {
+                    taken += 1
+                    return true
+                }
+                producer = continuation
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    private var hasFreePlaceLocked: Bool {
+        !pullingEnded && taken < capacity && running.count < maxInFlight
+    }
+
+    private func launch(_ entry: Entry, on queue: OperationQueue) {
+        let stopped = lock.withCriticalSection {
+            if !isStopped { running[entry.index] = entry }
+            return isStopped
+        }
+        if stopped {
+            entry.operation.cancel()
+            return
+        }
+        guard FinishObservation.observe(entry.operation, { self.finished(entry) }) != nil else {
+            finished(entry)
+            return
+        }
+        queue.admit(entry.operation)
+    }
+
+    private func inputsEnded(with error: (any Error)?) {
+        let endsNow = lock.withCriticalSection { () -> Bool in
+            taken -= 1
+            if error != nil && stopsAtFirstFailure { return true }
+            inputEnd = .some(error)
+            return false
+        }
+        if endsNow {
+            stop(reporting: error)
+        } else {
+            deliver()
+        }
+    }
+
+    // MARK: Finishing and delivering
+
+    private func finished(_ entry: Entry) {
+        // Read outside the lock: it asks the operation.
+        let failed: Bool
+        if stopsAtFirstFailure, case .success? = entry.operation.result {
+            failed = false
+        } else {
+            failed = stopsAtFirstFailure
+        }
+        let found = lock.withCriticalSection { () -> Bool in
+            guard running.removeValue(forKey: entry.index) != nil else { return false }
+            if failed { pullingEnded = true }
+            if inputOrder {
+                waitingForOrder[entry.index] = entry
+            } else {
+                ready.append(entry)
+            }
+            return true
+        }
+        if found { deliver() }
+    }
+
+    /// Hands the consumer what it waits for, and the producer a place, when there are.
+    private func deliver() {
+        let (handed, wakeProducer) = lock.withCriticalSection {
+            () -> ((UnsafeContinuation<Event, Never>, Event)?, UnsafeContinuation<Bool, Never>?) in
+            var handed: (UnsafeContinuation<Event, Never>, Event)?
+            if let waiting = consumer, let event = nextEventLocked() {
+                consumer = nil
+                handed = (waiting, event)
+            }
+            var wakeProducer: UnsafeContinuation<Bool, Never>?
+            if let waiting = producer, !isStopped, hasFreePlaceLocked {
+                producer = nil
+                taken += 1
+                wakeProducer = waiting
+            }
+            return (handed, wakeProducer)
+        }
+        if let (consumer, event) = handed { consumer.resume(returning: event) }
+        wakeProducer?.resume(returning: true)
+    }
+
+    /// The next event for the consumer, if one is decided; takes it off the buffers.
+    private func nextEventLocked() -> Event? {
+        if isStopped {
+            defer { stopError = nil }
+            return .end(stopError)
+        }
+        if let entry = takeDeliverableLocked() {
+            taken -= 1
+            return .element(entry)
+        }
+        if let inputEnd, taken == 0 {
+            isStopped = true
+            return .end(inputEnd)
+        }
+        return nil
+    }
+
+    private func takeDeliverableLocked() -> Entry? {
+        if inputOrder {
+            guard let entry = waitingForOrder.removeValue(forKey: nextIndex) else { return nil }
+            nextIndex += 1
+            return entry
+        }
+        guard readyHead < ready.count else { return nil }
+        let entry = ready[readyHead]
+        readyHead += 1
+        if readyHead * 2 >= ready.count {
+            ready.removeFirst(readyHead)
+            readyHead = 0
+        }
+        return entry
+    }
+
+    // MARK: The consumer
+
+    /// The next finished operation in the run's order, or the end. Cancelling the calling task
+    /// stops the run: it returns `.end(nil)`.
+    func next() async -> Event {
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in
+                let event = lock.withCriticalSection { () -> Event? in
+                    if let event = nextEventLocked() { return event }
+                    consumer = continuation
+                    return nil
+                }
+                if let event {
+                    continuation.resume(returning: event)
+                    deliver()  // a place was given back: the producer may go on
+                }
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    /// Stops the run: no further input is pulled, the unfinished operations are cancelled, and
+    /// the consumer's wait ends. Idempotent.
+    func stop() {
+        stop(reporting: nil)
+    }
+
+    /// Stops the run; the consumer is told `error` at its next (or current) wait.
+    private func stop(reporting error: (any Error)?) {
+        let (consumer, producer, driver, unfinished) =
+            lock.withCriticalSection {
+                () -> (
+                    UnsafeContinuation<Event, Never>?, UnsafeContinuation<Bool, Never>?, Task<Void, Never>?, [Entry]
+                )? in
+                guard !isStopped else { return nil }
+                isStopped = true
+                // Told now to a waiting consumer, or kept for its next call.
+                if self.consumer == nil { stopError = error }
+                defer {
+                    self.consumer = nil
+                    self.producer = nil
+                    self.driver = nil
+                    pendingStart = nil
+                    running = [:]
+                    ready = []
+                    readyHead = 0
+                    waitingForOrder = [:]
+                }
+                return (self.consumer, self.producer, self.driver, Array(running.values))
+            } ?? (nil, nil, nil, [])
+        driver?.cancel()
+        producer?.resume(returning: false)
+        for entry in unfinished { entry.operation.cancel() }
+        consumer?.resume(returning: .end(error))
+    }
+}

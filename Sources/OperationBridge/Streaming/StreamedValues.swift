@@ -1,0 +1,109 @@
+import Foundation
+
+/// The success values of operations made one per input as the inputs are pulled, with at most
+/// a fixed number in flight; stops at the first failure.
+///
+/// Create it with ``Foundation/OperationQueue/values(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+/// Back-pressure, memory and order are those of ``StreamedResults``.
+///
+/// ```swift
+/// let rows = queue.values(streaming: lines, maxInFlight: 4) { line in
+///     TaskOperation { () async throws(ImportError) -> Row in try await importer.row(from: line) }
+/// }
+/// for try await row in rows {   // throws ImportError, typed, when `lines` is a Sequence
+///     table.append(row.value)
+/// }
+/// ```
+///
+/// - `Thrown` is the operations' `Failure` for a `Sequence` of inputs, and `any Error` for an
+///   `AsyncSequence` (which may throw an error of its own).
+/// - Iterate once: creating a second iterator is a programmer error (it traps).
+///
+/// ## Errors
+/// The first operation that fails ends the sequence: iterating throws its failure (its
+/// cancellation failure when it was cancelled), no further input is pulled and the operations in
+/// flight are cancelled. An input sequence that throws ends it the same way, with its error.
+///
+/// ## Cancellation and threading
+/// As ``StreamedResults``: cancelling the iterating task or leaving the loop stops the run, and
+/// `next()` returns `nil` (``cancel()`` after a loop left early in `main.swift`).
+public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error, Thrown: Error>: AsyncSequence,
+    Sendable
+{
+    /// A succeeded operation, its input and its value.
+    public struct Element: Sendable {
+        /// The input's position in the input sequence, from 0.
+        public let index: Int
+        /// The input the operation was made for.
+        public let input: Input
+        /// The operation.
+        public let operation: AsyncResultOperation<Success, Failure>
+        /// The operation's success value.
+        public let value: Success
+    }
+
+    let run: StreamRun<Input, Success, Failure>
+    /// What an operation cancelled without a result reports.
+    let cancellation: Failure
+
+    /// Starts the run and returns the only iterator of this sequence.
+    public func makeAsyncIterator() -> Iterator {
+        run.begin()
+        return Iterator(lifetime: StreamLifetime(run), cancellation: cancellation)
+    }
+
+    /// Stops the run, as ``StreamedResults/cancel()``.
+    ///
+    /// ## Cancellation and threading
+    /// Thread-safe and idempotent; returns at once.
+    public func cancel() {
+        run.stop()
+    }
+
+    /// Delivers the elements of a ``StreamedValues``. Not `Sendable`: one task iterates.
+    public struct Iterator: AsyncIteratorProtocol {
+        let lifetime: StreamLifetime<Input, Success, Failure>
+        let cancellation: Failure
+        var ended = false
+
+        /// The next value; `nil` at the end, or once the iterating task was cancelled.
+        ///
+        /// - Throws: The first failure, of an operation or of the input sequence; the sequence
+        ///   ends then.
+        public mutating func next() async throws(Thrown) -> Element? {
+            try await next(isolation: nil)
+        }
+
+        /// The next value, for a caller on `actor`; see ``next()``.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(Thrown) -> Element? {
+            guard !ended else { return nil }
+            switch await lifetime.run.next() {
+            case .element(let entry):
+                switch entry.operation.result {
+                case .success(let value):
+                    return Element(index: entry.index, input: entry.input, operation: entry.operation, value: value)
+                case .failure(let failure):
+                    throw end(failure)
+                case nil:
+                    throw end(cancellation)
+                }
+            case .end(nil):
+                ended = true
+                return nil
+            case .end(let error?):
+                throw end(error)
+            }
+        }
+
+        /// Ends the sequence and stops the run; returns `error` as `Thrown`.
+        private mutating func end(_ error: any Error) -> Thrown {
+            ended = true
+            lifetime.run.stop()
+            // `Thrown` is `Failure` (a `Sequence` of inputs: only operations fail) or `any Error`.
+            return error as! Thrown
+        }
+    }
+}
+
+@available(*, unavailable)
+extension StreamedValues.Iterator: Sendable {}

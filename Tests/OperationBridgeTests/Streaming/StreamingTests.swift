@@ -1,0 +1,372 @@
+import Foundation
+import OperationBridge
+import Testing
+
+/// Counts, under a lock, the inputs a streamed run has pulled (made an operation for) and the
+/// results the consumer has taken, and checks at every pull that no more than `capacity` are
+/// pulled and not yet delivered — the memory bound, checked deterministically. The consumer
+/// counts a delivery just after the run handed it the element, and the run gives the place back
+/// as it hands the element over: so one more — the element in the loop's hands — may be seen.
+private final class PlaceLedger: @unchecked Sendable {
+    private let lock = NSLock()
+    private let capacity: Int
+    private var pulled = 0
+    private var delivered = 0
+    private var running = 0
+    private(set) var mostPulledAhead = 0
+    private(set) var mostRunning = 0
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    var pulledCount: Int { lock.withLock { pulled } }
+
+    func pull() {
+        lock.withLock {
+            pulled += 1
+            mostPulledAhead = max(mostPulledAhead, pulled - delivered)
+        }
+    }
+
+    func deliver() { lock.withLock { delivered += 1 } }
+
+    func enterRun() {
+        lock.withLock {
+            running += 1; mostRunning = max(mostRunning, running)
+        }
+    }
+    func leaveRun() { lock.withLock { running -= 1 } }
+
+    var keptTheBound: Bool { lock.withLock { mostPulledAhead <= capacity + 1 } }
+}
+
+/// An `AsyncSequence` of inputs that a test feeds by hand, and that may end with an error.
+private struct InputFeed: Sendable {
+    let stream: AsyncThrowingStream<Int, any Error>
+    let continuation: AsyncThrowingStream<Int, any Error>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncThrowingStream.makeStream()
+    }
+}
+
+private struct ImportError: Error, Equatable, CancellationRepresentable {
+    let input: Int
+    static let cancellation = ImportError(input: -1)
+}
+
+@Suite("Streaming: unbounded inputs, bounded memory")
+struct StreamingTests {
+    @Test("Every input runs once; never more than maxInFlight at once, never more pulled ahead", arguments: [1, 3, 8])
+    func everyInputOnceWithinTheBound(maxInFlight: Int) async {
+        let ledger = PlaceLedger(capacity: maxInFlight)
+        let count = Stress.iterations(2_000)
+        let results = OperationQueue().results(streaming: 0..<count, maxInFlight: maxInFlight) { n in
+            ledger.pull()
+            return TaskOperation { () async -> Int in
+                ledger.enterRun()
+                await Task.yield()
+                ledger.leaveRun()
+                return n * 2
+            }
+        }
+        var seen = Set<Int>()
+        for await finished in results {
+            ledger.deliver()
+            #expect(finished.result == .success(finished.input * 2))
+            #expect(finished.index == finished.input)
+            seen.insert(finished.input)
+        }
+        #expect(seen == Set(0..<count))
+        #expect(ledger.keptTheBound)
+        #expect(ledger.mostRunning <= maxInFlight)
+    }
+
+    @Test("The next input is pulled only when a place frees up")
+    func pullsOnlyWhenAPlaceFreesUp() async throws {
+        let gates = (0..<6).map { _ in Gate() }
+        let made = (0..<6).map { _ in Gate() }
+        let ledger = PlaceLedger(capacity: 2)
+        let results = OperationQueue().results(streaming: 0..<6, maxInFlight: 2) { n in
+            ledger.pull()
+            made[n].open()
+            return TaskOperation { () async -> Int in
+                await gates[n].wait()
+                return n
+            }
+        }
+        var iterator = results.makeAsyncIterator()
+        await made[1].wait()
+        #expect(!made[2].hasOpened)  // two in flight: the third input waits
+        gates[1].open()
+        let first = try #require(await iterator.next())
+        ledger.deliver()
+        #expect(first.input == 1)
+        await made[2].wait()  // the place input 1 gave back
+        #expect(!made[3].hasOpened)
+        for gate in gates { gate.open() }
+        while await iterator.next() != nil { ledger.deliver() }
+        #expect(ledger.pulledCount == 6)
+        #expect(ledger.keptTheBound)
+    }
+
+    @Test("Input order: delivered in input order whatever the finishing order, within the reorder window")
+    func inputOrderWithinTheWindow() async {
+        var generator = Stress.generator(for: "StreamingTests.inputOrderWithinTheWindow")
+        for _ in 0..<Stress.iterations(40) {
+            let maxInFlight = Int.random(in: 1...4, using: &generator)
+            let window = Int.random(in: 1...4, using: &generator)
+            let count = Int.random(in: 0...40, using: &generator)
+            let ledger = PlaceLedger(capacity: maxInFlight + window)
+            let results = OperationQueue().results(
+                streaming: 0..<count, maxInFlight: maxInFlight, order: .input(reorderWindow: window)
+            ) { n in
+                ledger.pull()
+                return TaskOperation { () async -> Int in
+                    ledger.enterRun()
+                    for _ in 0..<(n * 7 % 5) { await Task.yield() }
+                    ledger.leaveRun()
+                    return n
+                }
+            }
+            var order: [Int] = []
+            for await finished in results {
+                ledger.deliver()
+                order.append(finished.input)
+            }
+            #expect(order == Array(0..<count))
+            #expect(ledger.keptTheBound)
+            #expect(ledger.mostRunning <= maxInFlight)
+        }
+    }
+
+    @Test("Input order: a slow first input holds the stream up once the window is full")
+    func aSlowFirstInputHoldsTheWindow() async throws {
+        let first = Gate()
+        let made = (0..<10).map { _ in Gate() }
+        let results = OperationQueue().results(streaming: 0..<10, maxInFlight: 2, order: .input(reorderWindow: 3)) {
+            n in
+            made[n].open()
+            return TaskOperation { () async -> Int in
+                if n == 0 { await first.wait() }
+                return n
+            }
+        }
+        var iterator = results.makeAsyncIterator()
+        let consumer = Task {
+            var inputs: [Int] = []
+            while let finished = await iterator.next() { inputs.append(finished.input) }
+            return inputs
+        }
+        // Inputs 1...4 finish while 0 runs: 1 running + 4 waiting = 5 places = 2 + 3. Full.
+        await made[4].wait()
+        #expect(!made[5].hasOpened)
+        first.open()
+        #expect(await consumer.value == Array(0..<10))
+    }
+
+    @Test("A million inputs: leaving the loop early pulls only what was delivered plus the places")
+    func aMillionInputsLeftEarly() async throws {
+        let ledger = PlaceLedger(capacity: 4)
+        let started = Recorder<AsyncResultOperation<Int, CancellationError>>()
+        let results = OperationQueue().results(streaming: 0..<1_000_000, maxInFlight: 4) { n in
+            ledger.pull()
+            let operation = TaskOperation { () async throws(CancellationError) -> Int in n }
+            started.append(operation)
+            return operation
+        }
+        var taken = 0
+        for await _ in results {
+            ledger.deliver()
+            taken += 1
+            if taken == 1_000 { break }
+        }
+        #expect(ledger.pulledCount <= 1_000 + 4)
+        #expect(ledger.keptTheBound)
+        for operation in started.all { try await operation.waitForCompletion() }
+    }
+
+    @Test("Leaving the loop stops pulling and cancels what is in flight")
+    func leavingTheLoopCancelsTheRest() async throws {
+        let running = Recorder<NeverEndingOperation>()
+        let made = Gate()
+        let feed = InputFeed()
+        for n in 0..<3 { feed.continuation.yield(n) }
+        func firstOnly() async throws -> Int? {
+            let results = OperationQueue().results(streaming: feed.stream, maxInFlight: 3) {
+                n -> AsyncResultOperation<Int, CancellationError> in
+                // Input 0 finishes once inputs 1 and 2 are running.
+                if n == 0 { return ControlledOperation(.success(0), gate: made) }
+                let operation = NeverEndingOperation()
+                running.append(operation)
+                if n == 2 { made.open() }
+                return operation
+            }
+            for try await finished in results { return finished.input }
+            return nil
+        }
+        #expect(try await firstOnly() == 0)
+        #expect(running.all.count == 2)
+        for operation in running.all {
+            try await operation.waitForCompletion()
+            #expect(operation.isCancelled)
+        }
+        feed.continuation.finish()
+    }
+
+    @Test("Cancelling the consuming task cancels what is in flight; next() returns nil")
+    func cancellingTheConsumerCancelsTheRest() async throws {
+        let made = Gate()
+        let running = Recorder<NeverEndingOperation>()
+        let results = OperationQueue().results(streaming: 0..<1_000, maxInFlight: 2) { n in
+            let operation = NeverEndingOperation()
+            running.append(operation)
+            if n == 1 { made.open() }
+            return operation
+        }
+        let consumer = Task {
+            var count = 0
+            for await _ in results { count += 1 }
+            return count
+        }
+        await made.wait()
+        consumer.cancel()
+        #expect(await consumer.value == 0)
+        #expect(running.all.count == 2)
+        for operation in running.all {
+            try await operation.waitForCompletion()
+            #expect(operation.isCancelled)
+        }
+    }
+
+    @Test("An input sequence that throws: the operations in flight are delivered, then the error")
+    func aThrowingInputEndsTheResultsWithItsError() async {
+        let feed = InputFeed()
+        let release = Gate()
+        let results = OperationQueue().results(streaming: feed.stream, maxInFlight: 4) { n in
+            TaskOperation { () async -> Int in
+                await release.wait()
+                return n
+            }
+        }
+        feed.continuation.yield(0)
+        feed.continuation.yield(1)
+        feed.continuation.finish(throwing: ImportError(input: 99))
+        var delivered: [Int] = []
+        await #expect(throws: ImportError(input: 99)) {
+            release.open()
+            for try await finished in results { delivered.append(finished.input) }
+        }
+        #expect(delivered.sorted() == [0, 1])
+    }
+
+    @Test("Values: the first failure is thrown typed, the rest in flight is cancelled, nothing more is pulled")
+    func valuesStopAtTheFirstFailure() async throws {
+        let ledger = PlaceLedger(capacity: 3)
+        let made = Recorder<AsyncResultOperation<Int, ImportError>>()
+        let thirdMade = Gate()
+        let values = OperationQueue().values(streaming: 0..<100, maxInFlight: 3) {
+            n -> AsyncResultOperation<Int, ImportError> in
+            ledger.pull()
+            let operation = TaskOperation { () async throws(ImportError) -> Int in
+                // Input 2 fails once all three run; the others end only when cancelled.
+                if n == 2 {
+                    await thirdMade.wait()
+                    throw ImportError(input: n)
+                }
+                _ = await OneShotSignal().wait()  // returns once cancelled
+                throw .cancellation
+            }
+            made.append(operation)
+            if n == 2 { thirdMade.open() }
+            return operation
+        }
+        var received: [Int] = []
+        do throws(ImportError) {
+            for try await value in values { received.append(value.value) }
+            Issue.record("no failure thrown")
+        } catch {
+            #expect(error == ImportError(input: 2))
+        }
+        #expect(received.isEmpty)
+        #expect(ledger.pulledCount == 3)
+        for operation in made.all {
+            try await operation.waitForCompletion()
+            #expect(operation.isCancelled != (operation.result == .failure(ImportError(input: 2))))
+        }
+    }
+
+    @Test("Values of an AsyncSequence: an input error is thrown at once, and what runs is cancelled")
+    func valuesOfAThrowingInput() async throws {
+        let feed = InputFeed()
+        let running = Recorder<NeverEndingOperation>()
+        let made = Gate()
+        let values = OperationQueue().values(streaming: feed.stream, maxInFlight: 2) { n in
+            let operation = NeverEndingOperation()
+            running.append(operation)
+            made.open()
+            return operation
+        }
+        feed.continuation.yield(0)
+        let consumer = Task { () async throws -> [Int] in
+            var seen: [Int] = []
+            for try await value in values { seen.append(value.value) }
+            return seen
+        }
+        await made.wait()
+        feed.continuation.finish(throwing: ImportError(input: 7))
+        await #expect(throws: ImportError(input: 7)) { try await consumer.value }
+        for operation in running.all {
+            try await operation.waitForCompletion()
+            #expect(operation.isCancelled)
+        }
+    }
+
+    @Test("Classic subclasses, and an empty input: the sequence simply ends")
+    func classicSubclassesAndEmptyInputs() async {
+        let results = OperationQueue().results(streaming: [Result<Int, ImportError>](), maxInFlight: 2) {
+            ControlledOperation($0)
+        }
+        for await _ in results { Issue.record("no element expected") }
+        let values = OperationQueue().values(streaming: [.success(1), .success(2)], maxInFlight: 2, order: .input) {
+            (outcome: Result<Int, ImportError>) in ControlledOperation(outcome)
+        }
+        var collected: [Int] = []
+        do throws(ImportError) {
+            for try await value in values { collected.append(value.value) }
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        #expect(collected == [1, 2])
+    }
+
+    @Test("cancel() before iterating: nothing is pulled; iterating ends at once")
+    func cancelBeforeIterating() async {
+        let ledger = PlaceLedger(capacity: 2)
+        let results = OperationQueue().results(streaming: 0..<10, maxInFlight: 2) { n in
+            ledger.pull()
+            return TaskOperation { n }
+        }
+        results.cancel()
+        for await _ in results { Issue.record("no element expected") }
+        #expect(ledger.pulledCount == 0)
+    }
+
+    #if EXIT_TESTS
+        @Test("Programmer errors trap: iterating twice, maxInFlight or a reorder window below 1")
+        func programmerErrorsTrap() async {
+            await #expect(processExitsWith: .failure) {
+                let results = OperationQueue().results(streaming: 0..<1, maxInFlight: 1) { n in TaskOperation { n } }
+                _ = results.makeAsyncIterator()
+                _ = results.makeAsyncIterator()
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = OperationQueue().results(streaming: 0..<1, maxInFlight: 0) { n in TaskOperation { n } }
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = OperationQueue().results(streaming: 0..<1, maxInFlight: 1, order: .input(reorderWindow: 0)) { n in
+                    TaskOperation { n }
+                }
+            }
+        }
+    #endif
+}

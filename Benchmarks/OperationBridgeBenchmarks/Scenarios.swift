@@ -325,6 +325,36 @@ struct Scenarios {
                 })
         }
 
+        if wanted("streaming") {
+            let streamCount = options.size(100_000)
+            rows.append(
+                await compare(
+                    "\(streamCount) inputs streamed through width 8", rounds: rounds, target: 1.20,
+                    note: "baseline: the same operations made up front and handed to results(of:), queue width 8"
+                ) {
+                    let queue = OperationQueue()
+                    queue.maxConcurrentOperationCount = 8
+                    var count = 0
+                    for await element in queue.results(
+                        streaming: 0..<streamCount, maxInFlight: 8, { ValueOperation($0) })
+                    {
+                        if case .success = element.result { count += 1 }
+                    }
+                    precondition(count == streamCount)
+                } baseline: {
+                    let queue = OperationQueue()
+                    queue.maxConcurrentOperationCount = 8
+                    var count = 0
+                    for await element in try! queue.results(of: (0..<streamCount).map(ValueOperation.init)) {
+                        if case .success = element.result { count += 1 }
+                    }
+                    precondition(count == streamCount)
+                })
+            #if os(macOS) || os(Linux)
+                rows.append(streamingPeakMemory(short: options.size(100_000), long: options.size(1_000_000)))
+            #endif
+        }
+
         if wanted("memory") {
             // Each probe is a subprocess: there are none on iOS-family platforms.
             #if os(macOS) || os(Linux)
@@ -397,6 +427,30 @@ struct Scenarios {
             )
         }
 
+        /// The peak resident memory of a process streaming `long` inputs through width 8, against
+        /// one streaming `short`: bounded memory means the same peak. Three rounds of fresh
+        /// processes each (a million inputs take seconds).
+        private func streamingPeakMemory(short: Int, long: Int) -> Measurement {
+            var library: [Double] = []
+            var baseline: [Double] = []
+            for _ in 0..<min(3, options.rounds) {
+                library.append(probe("stream", count: long))
+                baseline.append(probe("stream", count: short))
+            }
+            let libraryMedian = median(library)
+            let baselineMedian = median(baseline)
+            return Measurement(
+                scenario: "peak memory streaming \(long) inputs (vs \(short)) through width 8",
+                library_seconds: libraryMedian,
+                baseline_seconds: baselineMedian,
+                ratio: libraryMedian / baselineMedian,
+                target: "≤ 1.20×",
+                within_target: libraryMedian / baselineMedian <= 1.2,
+                unit: "B",
+                note: "peak resident bytes of a fresh process streaming the inputs: independent of the input count"
+            )
+        }
+
         /// Runs this executable with `--memory-probe KIND COUNT` and reads the bytes per operation.
         private func probe(_ kind: String, count: Int) -> Double {
             let process = Process()
@@ -425,6 +479,7 @@ struct Scenarios {
 /// The body of a memory probe process: queue `count` operations of `kind` in a suspended queue
 /// and print the growth of the resident set per operation.
 func runMemoryProbe(kind: String, count: Int) {
+    if kind == "stream" { return runStreamingProbe(count: count) }
     let queue = OperationQueue()
     queue.isSuspended = true
     var operations: [Operation] = []
@@ -443,4 +498,24 @@ func runMemoryProbe(kind: String, count: Int) {
     let after = residentBytes() ?? before
     print(Double(after - before) / Double(count))
     withExtendedLifetime(operations) {}
+}
+
+/// The body of a streaming probe process: stream `count` inputs through width 8 and print the
+/// peak resident bytes seen, sampled every 10,000 results.
+func runStreamingProbe(count: Int) {
+    let done = DispatchSemaphore(value: 0)
+    let peak = Sum()
+    Task {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 8
+        var highest = residentBytes() ?? 0
+        for await element in queue.results(streaming: 0..<count, maxInFlight: 8, { ValueOperation($0) })
+        where element.index % 10_000 == 0 {
+            highest = max(highest, residentBytes() ?? 0)
+        }
+        peak.add(max(highest, residentBytes() ?? 0))
+        done.signal()
+    }
+    done.wait()
+    print(Double(peak.value))
 }

@@ -144,11 +144,19 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
 
     /// Waits for a free place and takes it; `false` once the run has stopped.
     private func takePlace() async -> Bool {
-        await withUnsafeContinuation { continuation in
+        // The fast path, without suspending: a place is free already.
+        let taken = lock.withCriticalSection { () -> Bool? in
+            if isStopped { return false }
+            guard hasFreePlaceLocked else { return nil }
+            self.taken += 1
+            return true
+        }
+        if let taken { return taken }
+        return await withUnsafeContinuation { continuation in
             let answer = lock.withCriticalSection { () -> Bool? in
                 if isStopped { return false }
                 if hasFreePlaceLocked {
-                    taken += 1
+                    self.taken += 1
                     return true
                 }
                 producer = continuation
@@ -274,7 +282,12 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
     /// The next finished operation in the run's order, or the end. Cancelling the calling task
     /// stops the run: it returns `.end(nil)`.
     func next() async -> Event {
-        await withTaskCancellationHandler {
+        // The fast path, without suspending: a result is waiting already.
+        if !Task.isCancelled, let event = lock.withCriticalSection({ nextEventLocked() }) {
+            deliver()  // a place was given back: the producer may go on
+            return event
+        }
+        return await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
                 let event = lock.withCriticalSection { () -> Event? in
                     if let event = nextEventLocked() { return event }

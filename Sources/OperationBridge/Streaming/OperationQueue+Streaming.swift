@@ -40,7 +40,7 @@ extension OperationQueue {
     }
 
     /// Runs an operation for each input of a `Sequence` on this queue, at most `maxInFlight` at a
-    /// time; see ``results(streaming:maxInFlight:order:_:)-(_,_,_,_)``. A `Sequence` cannot
+    /// time; see `OperationQueue.results(streaming:maxInFlight:order:_:)`. A `Sequence` cannot
     /// throw, so neither does iterating: `for await`.
     ///
     /// ```swift
@@ -67,12 +67,12 @@ extension OperationQueue {
     /// The success values of an operation per input of an `AsyncSequence`, at most
     /// `maxInFlight` in flight; stops at the first failure (see ``StreamedValues``).
     ///
-    /// Scheduling, back-pressure and order as in ``results(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+    /// Scheduling, back-pressure and order as in `OperationQueue.results(streaming:maxInFlight:order:_:)`.
     /// Iterating throws the first failure — an operation's `Failure`, or the input sequence's
     /// error — as `any Error`, cancels what is in flight and pulls nothing more.
     ///
     /// ## Cancellation and threading
-    /// As ``results(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+    /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
     public func values<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: CancellationRepresentable>(
         streaming inputs: Inputs,
         maxInFlight: Int,
@@ -88,7 +88,7 @@ extension OperationQueue {
     /// flight; iterating throws the first failure, typed: the operations' `Failure`.
     ///
     /// ## Cancellation and threading
-    /// As ``results(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+    /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
     public func values<Inputs: Sequence & Sendable, Success: Sendable, Failure: CancellationRepresentable>(
         streaming inputs: Inputs,
         maxInFlight: Int,
@@ -101,10 +101,10 @@ extension OperationQueue {
     }
 
     /// The success values of operations whose `Failure` is `any Error`, one per input of an
-    /// `AsyncSequence`; see ``values(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+    /// `AsyncSequence`; see `OperationQueue.values(streaming:maxInFlight:order:_:)`.
     ///
     /// ## Cancellation and threading
-    /// As ``results(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+    /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
     public func values<Inputs: AsyncSequence & Sendable, Success: Sendable>(
         streaming inputs: Inputs,
         maxInFlight: Int,
@@ -117,10 +117,10 @@ extension OperationQueue {
     }
 
     /// The success values of operations whose `Failure` is `any Error`, one per input of a
-    /// `Sequence`; see ``values(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+    /// `Sequence`; see `OperationQueue.values(streaming:maxInFlight:order:_:)`.
     ///
     /// ## Cancellation and threading
-    /// As ``results(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+    /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
     public func values<Inputs: Sequence & Sendable, Success: Sendable>(
         streaming inputs: Inputs,
         maxInFlight: Int,

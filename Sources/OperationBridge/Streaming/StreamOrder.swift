@@ -1,5 +1,5 @@
 /// The order in which a streamed run delivers its results: see
-/// ``Foundation/OperationQueue/results(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+/// `OperationQueue.results(streaming:maxInFlight:order:_:)`.
 public struct StreamOrder: Sendable, Equatable {
     enum Kind: Equatable {
         case completion

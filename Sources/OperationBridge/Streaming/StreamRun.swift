@@ -176,7 +176,10 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
             return isStopped
         }
         if stopped {
+            // Queued cancelled, as the batch APIs do: it finishes without running, so nobody
+            // who holds it waits for ever.
             entry.operation.cancel()
+            queue.admit(entry.operation)
             return
         }
         guard FinishObservation.observe(entry.operation, { self.finished(entry) }) != nil else {

@@ -3,7 +3,7 @@ import Foundation
 /// The results of operations made one per input as the inputs are pulled, with at most a fixed
 /// number in flight: an `AsyncSequence` with back-pressure.
 ///
-/// Create it with ``Foundation/OperationQueue/results(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+/// Create it with `OperationQueue.results(streaming:maxInFlight:order:_:)`.
 /// Iterating starts the run: a task of the run's own pulls an input only when a place is free,
 /// makes its operation and adds it to the queue; each element carries the input's position, the
 /// input, the operation and its result.

@@ -3,7 +3,7 @@ import Foundation
 /// The success values of operations made one per input as the inputs are pulled, with at most
 /// a fixed number in flight; stops at the first failure.
 ///
-/// Create it with ``Foundation/OperationQueue/values(streaming:maxInFlight:order:_:)-(_,_,_,_)``.
+/// Create it with `OperationQueue.values(streaming:maxInFlight:order:_:)`.
 /// Back-pressure, memory and order are those of ``StreamedResults``.
 ///
 /// ```swift

@@ -49,9 +49,9 @@ private struct InputFeed: Sendable {
     }
 }
 
-private struct ImportError: Error, Equatable, CancellationRepresentable {
+private struct StreamError: Error, Equatable, CancellationRepresentable {
     let input: Int
-    static let cancellation = ImportError(input: -1)
+    static let cancellation = StreamError(input: -1)
 }
 
 @Suite("Streaming: unbounded inputs, bounded memory")
@@ -250,9 +250,9 @@ struct StreamingTests {
         }
         feed.continuation.yield(0)
         feed.continuation.yield(1)
-        feed.continuation.finish(throwing: ImportError(input: 99))
+        feed.continuation.finish(throwing: StreamError(input: 99))
         var delivered: [Int] = []
-        await #expect(throws: ImportError(input: 99)) {
+        await #expect(throws: StreamError(input: 99)) {
             release.open()
             for try await finished in results { delivered.append(finished.input) }
         }
@@ -262,16 +262,16 @@ struct StreamingTests {
     @Test("Values: the first failure is thrown typed, the rest in flight is cancelled, nothing more is pulled")
     func valuesStopAtTheFirstFailure() async throws {
         let ledger = PlaceLedger(capacity: 3)
-        let made = Recorder<AsyncResultOperation<Int, ImportError>>()
+        let made = Recorder<AsyncResultOperation<Int, StreamError>>()
         let thirdMade = Gate()
         let values = OperationQueue().values(streaming: 0..<100, maxInFlight: 3) {
-            n -> AsyncResultOperation<Int, ImportError> in
+            n -> AsyncResultOperation<Int, StreamError> in
             ledger.pull()
-            let operation = TaskOperation { () async throws(ImportError) -> Int in
+            let operation = TaskOperation { () async throws(StreamError) -> Int in
                 // Input 2 fails once all three run; the others end only when cancelled.
                 if n == 2 {
                     await thirdMade.wait()
-                    throw ImportError(input: n)
+                    throw StreamError(input: n)
                 }
                 _ = await OneShotSignal().wait()  // returns once cancelled
                 throw .cancellation
@@ -281,17 +281,17 @@ struct StreamingTests {
             return operation
         }
         var received: [Int] = []
-        do throws(ImportError) {
+        do throws(StreamError) {
             for try await value in values { received.append(value.value) }
             Issue.record("no failure thrown")
         } catch {
-            #expect(error == ImportError(input: 2))
+            #expect(error == StreamError(input: 2))
         }
         #expect(received.isEmpty)
         #expect(ledger.pulledCount == 3)
         for operation in made.all {
             try await operation.waitForCompletion()
-            #expect(operation.isCancelled != (operation.result == .failure(ImportError(input: 2))))
+            #expect(operation.isCancelled != (operation.result == .failure(StreamError(input: 2))))
         }
     }
 
@@ -313,8 +313,8 @@ struct StreamingTests {
             return seen
         }
         await made.wait()
-        feed.continuation.finish(throwing: ImportError(input: 7))
-        await #expect(throws: ImportError(input: 7)) { try await consumer.value }
+        feed.continuation.finish(throwing: StreamError(input: 7))
+        await #expect(throws: StreamError(input: 7)) { try await consumer.value }
         for operation in running.all {
             try await operation.waitForCompletion()
             #expect(operation.isCancelled)
@@ -323,15 +323,15 @@ struct StreamingTests {
 
     @Test("Classic subclasses, and an empty input: the sequence simply ends")
     func classicSubclassesAndEmptyInputs() async {
-        let results = OperationQueue().results(streaming: [Result<Int, ImportError>](), maxInFlight: 2) {
+        let results = OperationQueue().results(streaming: [Result<Int, StreamError>](), maxInFlight: 2) {
             ControlledOperation($0)
         }
         for await _ in results { Issue.record("no element expected") }
         let values = OperationQueue().values(streaming: [.success(1), .success(2)], maxInFlight: 2, order: .input) {
-            (outcome: Result<Int, ImportError>) in ControlledOperation(outcome)
+            (outcome: Result<Int, StreamError>) in ControlledOperation(outcome)
         }
         var collected: [Int] = []
-        do throws(ImportError) {
+        do throws(StreamError) {
             for try await value in values { collected.append(value.value) }
         } catch {
             Issue.record("unexpected \(error)")

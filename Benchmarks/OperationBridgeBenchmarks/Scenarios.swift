@@ -406,22 +406,9 @@ struct Scenarios {
         /// `BlockOperation`. Each probe runs in a fresh process, so that memory freed by an earlier
         /// probe cannot be reused and hide the cost.
         private func memoryPerPendingOperation(count: Int) async -> Measurement {
-            var library: [Double] = []
-            var baseline: [Double] = []
-            for _ in 0..<options.rounds {
-                library.append(probe("TaskOperation", count: count))
-                baseline.append(probe("BlockOperation", count: count))
-            }
-            let libraryMedian = median(library)
-            let baselineMedian = median(baseline)
-            return Measurement(
-                scenario: "memory per pending operation (\(count) in a suspended queue)",
-                library_seconds: libraryMedian,
-                baseline_seconds: baselineMedian,
-                ratio: libraryMedian / baselineMedian,
-                target: "≤ 2.00×",
-                within_target: libraryMedian / baselineMedian <= 2,
-                unit: "B/op",
+            probeRow(
+                "memory per pending operation (\(count) in a suspended queue)", rounds: options.rounds,
+                library: ("TaskOperation", count), baseline: ("BlockOperation", count), target: 2, unit: "B/op",
                 note:
                     "TaskOperation vs BlockOperation: resident bytes per queued operation, each probe in a fresh process"
             )
@@ -431,23 +418,34 @@ struct Scenarios {
         /// one streaming `short`: bounded memory means the same peak. Three rounds of fresh
         /// processes each (a million inputs take seconds).
         private func streamingPeakMemory(short: Int, long: Int) -> Measurement {
-            var library: [Double] = []
-            var baseline: [Double] = []
-            for _ in 0..<min(3, options.rounds) {
-                library.append(probe("stream", count: long))
-                baseline.append(probe("stream", count: short))
+            probeRow(
+                "peak memory streaming \(long) inputs (vs \(short)) through width 8", rounds: min(3, options.rounds),
+                library: ("stream", long), baseline: ("stream", short), target: 1.2, unit: "B",
+                note: "peak resident bytes of a fresh process streaming the inputs: independent of the input count")
+        }
+
+        /// A row comparing the medians of memory probes, alternating library and baseline.
+        private func probeRow(
+            _ scenario: String, rounds: Int, library: (kind: String, count: Int), baseline: (kind: String, count: Int),
+            target: Double, unit: String, note: String
+        ) -> Measurement {
+            var libraryValues: [Double] = []
+            var baselineValues: [Double] = []
+            for _ in 0..<rounds {
+                libraryValues.append(probe(library.kind, count: library.count))
+                baselineValues.append(probe(baseline.kind, count: baseline.count))
             }
-            let libraryMedian = median(library)
-            let baselineMedian = median(baseline)
+            let libraryMedian = median(libraryValues)
+            let baselineMedian = median(baselineValues)
             return Measurement(
-                scenario: "peak memory streaming \(long) inputs (vs \(short)) through width 8",
+                scenario: scenario,
                 library_seconds: libraryMedian,
                 baseline_seconds: baselineMedian,
                 ratio: libraryMedian / baselineMedian,
-                target: "≤ 1.20×",
-                within_target: libraryMedian / baselineMedian <= 1.2,
-                unit: "B",
-                note: "peak resident bytes of a fresh process streaming the inputs: independent of the input count"
+                target: String(format: "≤ %.2f×", target),
+                within_target: libraryMedian / baselineMedian <= target,
+                unit: unit,
+                note: note
             )
         }
 

@@ -100,11 +100,13 @@ extension OperationQueue {
             cancellation: .cancellation)
     }
 
+    // Disfavored: a closure throwing a specific error type must pick the typed variant.
     /// The success values of operations whose `Failure` is `any Error`, one per input of an
     /// `AsyncSequence`; see `OperationQueue.values(streaming:maxInFlight:order:_:)`.
     ///
     /// ## Cancellation and threading
     /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
+    @_disfavoredOverload
     public func values<Inputs: AsyncSequence & Sendable, Success: Sendable>(
         streaming inputs: Inputs,
         maxInFlight: Int,
@@ -116,11 +118,13 @@ extension OperationQueue {
             cancellation: CancellationError())
     }
 
+    // Disfavored: a closure throwing a specific error type must pick the typed variant.
     /// The success values of operations whose `Failure` is `any Error`, one per input of a
     /// `Sequence`; see `OperationQueue.values(streaming:maxInFlight:order:_:)`.
     ///
     /// ## Cancellation and threading
     /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
+    @_disfavoredOverload
     public func values<Inputs: Sequence & Sendable, Success: Sendable>(
         streaming inputs: Inputs,
         maxInFlight: Int,

@@ -339,6 +339,24 @@ struct StreamingTests {
         #expect(collected == [1, 2])
     }
 
+    @Test("Values of TaskOperations written inline: a typed closure picks its Failure, an untyped one any Error")
+    func valuesOfInlineTaskOperations() async throws {
+        let typed = OperationQueue().values(streaming: 0..<3, maxInFlight: 2) { n in
+            TaskOperation { () async throws(StreamError) -> Int in
+                if n == 1 { throw StreamError(input: n) }
+                return n
+            }
+        }
+        let _: StreamedValues<Int, Int, StreamError, StreamError> = typed
+        await #expect(throws: StreamError(input: 1)) { for try await _ in typed {} }
+        let untyped = OperationQueue().values(streaming: 0..<3, maxInFlight: 2) { n in
+            TaskOperation { () async throws -> Int in n }
+        }
+        var sum = 0
+        for try await value in untyped { sum += value.value }
+        #expect(sum == 3)
+    }
+
     @Test("cancel() before iterating: nothing is pulled; iterating ends at once")
     func cancelBeforeIterating() async {
         let ledger = PlaceLedger(capacity: 2)

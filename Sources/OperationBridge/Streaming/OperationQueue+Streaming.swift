@@ -144,9 +144,8 @@ extension OperationQueue {
         stopsAtFirstFailure: Bool,
         _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
     ) -> StreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
-        let run = StreamRun<Inputs.Element, Success, Failure>(
-            maxInFlight: maxInFlight, order: order, stopsAtFirstFailure: stopsAtFirstFailure)
-        run.prepare(pulling: inputs, into: self, making: makeOperation)
-        return run
+        StreamRun(
+            pulling: inputs, into: self, maxInFlight: maxInFlight, order: order,
+            stopsAtFirstFailure: stopsAtFirstFailure, making: makeOperation)
     }
 }

@@ -1,5 +1,8 @@
 /// The order in which a streamed run delivers its results: see
 /// `OperationQueue.results(streaming:maxInFlight:order:_:)`.
+///
+/// ## Cancellation and threading
+/// A value, `Sendable`; it only shapes the run it is given to, which decides cancellation.
 public struct StreamOrder: Sendable, Equatable {
     enum Kind: Equatable {
         case completion

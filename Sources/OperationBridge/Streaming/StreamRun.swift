@@ -57,11 +57,20 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
     private var consumer: UnsafeContinuation<Event, Never>?
     private var producer: UnsafeContinuation<Bool, Never>?
     private var driver: Task<Void, Never>?
-    /// Starts the driver; taken by the one iterator (see ``begin()``).
-    private var pendingStart: (@Sendable () -> Void)?
+    /// Starts the driver task for this run (see ``begin()``).
+    private let startDriver: @Sendable (StreamRun) -> Task<Void, Never>
     private var hasBegun = false
 
-    init(maxInFlight: Int, order: StreamOrder, stopsAtFirstFailure: Bool) {
+    /// A run that, once begun, pulls `inputs`, makes an operation of each with `makeOperation`
+    /// and admits it to `queue`. Traps on a `maxInFlight` or reorder window below 1.
+    init<Inputs: AsyncSequence & Sendable>(
+        pulling inputs: Inputs,
+        into queue: OperationQueue,
+        maxInFlight: Int,
+        order: StreamOrder,
+        stopsAtFirstFailure: Bool,
+        making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
+    ) where Inputs.Element == Input {
         guard maxInFlight >= 1 else {
             fatalError("maxInFlight must be at least 1 to stream results; it was \(maxInFlight).")
         }
@@ -79,43 +88,38 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
             capacity = maxInFlight + window
             inputOrder = true
         }
+        startDriver = { run in run.drive(pulling: inputs, into: queue, making: makeOperation) }
     }
 
     // MARK: The driver
 
-    /// Prepares the run: ``begin()`` will pull `inputs`, make an operation of each with
-    /// `makeOperation` and admit it to `queue`.
-    func prepare<Inputs: AsyncSequence & Sendable>(
-        pulling inputs: Inputs,
-        into queue: OperationQueue,
-        making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
-    ) where Inputs.Element == Input {
-        pendingStart = { [weak self] in self?.start(pulling: inputs, into: queue, making: makeOperation) }
-    }
-
-    /// Starts the run, for its one iterator. A second call is a programmer error: it traps.
+    /// Starts the run, for its one iterator: nothing happens when it was stopped already. A
+    /// second call is a programmer error: it traps.
     func begin() {
-        let start = lock.withCriticalSection { () -> (@Sendable () -> Void)?? in
-            guard !hasBegun else { return nil }
-            hasBegun = true
-            defer { pendingStart = nil }
-            return .some(isStopped ? nil : pendingStart)
+        let (isFirst, wasStopped) = lock.withCriticalSection {
+            defer { hasBegun = true }
+            return (!hasBegun, isStopped)
         }
-        guard let start else {
+        guard isFirst else {
             fatalError("A streamed results sequence can be iterated once: its iterator pulls the inputs.")
         }
-        start?()
+        guard !wasStopped else { return }
+        let task = startDriver(self)
+        let stopped = lock.withCriticalSection {
+            if !isStopped { driver = task }
+            return isStopped
+        }
+        if stopped { task.cancel() }
     }
 
-    /// Pulls `inputs` on a detached task: each input becomes an operation made by
-    /// `makeOperation` and admitted to `queue`.
-    private func start<Inputs: AsyncSequence & Sendable>(
+    /// Pulls `inputs` on a detached task — never on the iterating task's actor (the main actor,
+    /// say): each input becomes an operation made by `makeOperation` and admitted to `queue`.
+    private func drive<Inputs: AsyncSequence & Sendable>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
         making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
-    ) where Inputs.Element == Input {
-        // Detached: the caller's actor (the main actor, say) must not pull the inputs.
-        let task = Task.detached { [self] in
+    ) -> Task<Void, Never> where Inputs.Element == Input {
+        Task.detached { [self] in
             var iterator = inputs.makeAsyncIterator()
             var index = 0
             while await takePlace() {
@@ -135,39 +139,26 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
                 index += 1
             }
         }
-        let stopped = lock.withCriticalSection {
-            if !isStopped { driver = task }
-            return isStopped
-        }
-        if stopped { task.cancel() }
     }
 
     /// Waits for a free place and takes it; `false` once the run has stopped.
     private func takePlace() async -> Bool {
-        // The fast path, without suspending: a place is free already.
-        let taken = lock.withCriticalSection { () -> Bool? in
-            if isStopped { return false }
-            guard hasFreePlaceLocked else { return nil }
-            self.taken += 1
-            return true
-        }
-        if let taken { return taken }
-        return await withUnsafeContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             let answer = lock.withCriticalSection { () -> Bool? in
-                if isStopped { return false }
-                if hasFreePlaceLocked {
-                    self.taken += 1
-                    return true
-                }
-                producer = continuation
-                return nil
+                let answer = takePlaceLocked()
+                if answer == nil { producer = continuation }
+                return answer
             }
             if let answer { continuation.resume(returning: answer) }
         }
     }
 
-    private var hasFreePlaceLocked: Bool {
-        !pullingEnded && taken < capacity && running.count < maxInFlight
+    /// Takes a free place: `true`; `false` once the run has stopped; `nil` when none is free.
+    private func takePlaceLocked() -> Bool? {
+        if isStopped { return false }
+        guard !pullingEnded, taken < capacity, running.count < maxInFlight else { return nil }
+        taken += 1
+        return true
     }
 
     private func launch(_ entry: Entry, on queue: OperationQueue) {
@@ -236,9 +227,8 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
                 handed = (waiting, event)
             }
             var wakeProducer: UnsafeContinuation<Bool, Never>?
-            if let waiting = producer, !isStopped, hasFreePlaceLocked {
+            if let waiting = producer, takePlaceLocked() == true {
                 producer = nil
-                taken += 1
                 wakeProducer = waiting
             }
             return (handed, wakeProducer)
@@ -285,12 +275,7 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
     /// The next finished operation in the run's order, or the end. Cancelling the calling task
     /// stops the run: it returns `.end(nil)`.
     func next() async -> Event {
-        // The fast path, without suspending: a result is waiting already.
-        if !Task.isCancelled, let event = lock.withCriticalSection({ nextEventLocked() }) {
-            deliver()  // a place was given back: the producer may go on
-            return event
-        }
-        return await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
                 let event = lock.withCriticalSection { () -> Event? in
                     if let event = nextEventLocked() { return event }
@@ -328,7 +313,6 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
                     self.consumer = nil
                     self.producer = nil
                     self.driver = nil
-                    pendingStart = nil
                     running = [:]
                     ready = []
                     readyHead = 0

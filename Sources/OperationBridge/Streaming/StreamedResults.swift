@@ -41,6 +41,9 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
     Sendable
 {
     /// A finished operation, its input and its result.
+    ///
+    /// ## Cancellation and threading
+    /// A value, `Sendable`: the operation has finished, so nothing in it changes any more.
     public struct Element: Sendable {
         /// The input's position in the input sequence, from 0.
         public let index: Int

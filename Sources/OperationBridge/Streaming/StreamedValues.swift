@@ -31,6 +31,9 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
     Sendable
 {
     /// A succeeded operation, its input and its value.
+    ///
+    /// ## Cancellation and threading
+    /// A value, `Sendable`: the operation has finished, so nothing in it changes any more.
     public struct Element: Sendable {
         /// The input's position in the input sequence, from 0.
         public let index: Int

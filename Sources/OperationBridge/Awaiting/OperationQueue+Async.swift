@@ -232,6 +232,9 @@ extension OperationQueue {
 /// wait for its barrier blocks. It does nothing; cancelled, it finishes at once, and when released
 /// it unlinks itself from the barriers it was waiting for (see ``AsyncOperation``).
 private final class QueueMarker: AsyncOperation, @unchecked Sendable {
+    /// The package's own marker is no work of the user's: it does not count toward the queue's progress.
+    override var countsTowardQueueProgress: Bool { false }
+
     override func main() {
         finish()
     }

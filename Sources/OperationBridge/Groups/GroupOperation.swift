@@ -39,7 +39,7 @@ import Foundation
 /// so that they finish without running, and finishes once they have when its queue starts it.
 /// All members are thread-safe.
 public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
-    @unchecked Sendable
+    ProgressReporting, @unchecked Sendable
 {
     /// The children, without duplicates, in the order given. Immutable.
     public let children: [Operation]
@@ -96,6 +96,17 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
         self.makeResult = makingResult
         super.init()
         scheduler.whenAllFinished(events.allFinished)
+    }
+
+    /// A Foundation `Progress` that follows the group's ``AsyncOperation/operationProgress`` —
+    /// its children's progress, each weighing one — for `ProgressReporting` code; see
+    /// ``OperationProgress/foundationProgress``. Cancelling it cancels the group. Thread-safe.
+    public var progress: Progress { operationProgress.foundationProgress }
+
+    override func makeOperationProgress(finished: Bool, cancelled: Bool) -> OperationProgress {
+        let progress = OperationProgress(children: children, finished: finished, cancelled: cancelled)
+        progress.attach(to: self)
+        return progress
     }
 
     private static func childQueue(width: Int?) -> OperationQueue {

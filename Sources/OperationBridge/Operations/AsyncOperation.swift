@@ -323,6 +323,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
                 finishLifecycle()
                 return
             }
+            countTowardQueueProgress()
             if let timeLimit { armTimeLimit(timeLimit) }
             if prepareToRun() {
                 main()
@@ -353,8 +354,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Cancels the operation: sets `isCancelled` and cancels the `Task` running its async work,
     /// if any. Never finishes the operation by itself. Safe from any thread, any number of times.
     open override func cancel() {
-        let (cancellation, task, held, gateWork) = lock.withCriticalSection {
-            (recordCancellationLocked(), attachedTask, rare?.isHeldBack == true, rare?.gate?.workToStop)
+        let (cancellation, task, held, gateWork, progress) = lock.withCriticalSection {
+            (
+                recordCancellationLocked(), attachedTask, rare?.isHeldBack == true, rare?.gate?.workToStop,
+                rare?.progress
+            )
         }
         resumeDecided(cancellation.decided)
         // A cancellation that lost the race against completion changes nothing, so that
@@ -362,6 +366,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         guard cancellation.recorded else { return }
         super.cancel()
         task?.cancel()
+        progress?.operationCancelled()
         gateWork?.stop()
         // A held operation becomes ready when cancelled: its queue must look again.
         if held { releaseReadiness(generation: nil) }
@@ -547,12 +552,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let (observers, rareWork) = lock.withCriticalSection {
+            let (observers, rareWork, cancelled) = lock.withCriticalSection {
                 attachedTask = nil
-                return (lifecycle.completeFinish(), rare?.finished())
+                return (lifecycle.completeFinish(), rare?.finished(), lifecycle.isCancellationRecorded)
             }
             for timer in rareWork?.timers ?? [] { timer.cancel() }
             if let keys = rareWork?.keys { ExclusivityCoordinator.shared.withdraw(keys) }
+            // Before anyone is told of the finish: an awaiter that reads the progress sees it ended.
+            rareWork?.progress?.operationFinished(cancelled: cancelled)
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             dropLinksAfterFinishing()
@@ -582,6 +589,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         for dependency in super.dependencies {
             super.removeDependency(dependency)
         }
+    }
+
+    /// Whether the operation counts toward the `progress` of the queue running it, when that
+    /// queue reports progress; the package's own markers do not.
+    var countsTowardQueueProgress: Bool { true }
+
+    /// A new ``OperationProgress`` for the operation, in the state given; a group's aggregates
+    /// its children. Called holding `lock`.
+    func makeOperationProgress(finished: Bool, cancelled: Bool) -> OperationProgress {
+        let progress = OperationProgress(finished: finished, cancelled: cancelled)
+        progress.attach(to: self)
+        return progress
     }
 
     /// Called after the operation became executing and before ``main()``. Returning `false`

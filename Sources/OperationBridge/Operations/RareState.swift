@@ -27,6 +27,8 @@ final class RareState: @unchecked Sendable {
     var gate: ReadinessGate?
     /// Who is told of the operation's lifecycle events, until it finishes.
     var lifecycleObservers: [LifecycleObserver] = []
+    /// The operation's progress (see ``AsyncOperation/operationProgress``), once asked for or reported.
+    var progress: OperationProgress?
 
     /// What the readiness of an operation that is not cancelled depends on.
     enum Readiness {
@@ -58,9 +60,9 @@ final class RareState: @unchecked Sendable {
     }
 
     /// The operation has finished: tells the observers and forgets them, forgets the limit to
-    /// arm, and hands back what to stop once the lock is released — the timers, and the
-    /// exclusivity request whose keys to release.
-    func finished() -> (timers: [DeadlineTimer], keys: ExclusivityRequest?) {
+    /// arm, and hands back what to do once the lock is released — the timers to stop, the
+    /// exclusivity request whose keys to release, the progress to complete.
+    func finished() -> (timers: [DeadlineTimer], keys: ExclusivityRequest?, progress: OperationProgress?) {
         post(.finished)
         defer {
             lifecycleObservers = []
@@ -70,6 +72,6 @@ final class RareState: @unchecked Sendable {
             isReadinessHeld = false
             gate?.stage = .passed(nil)
         }
-        return ([timeLimitTimer, readinessTimer].compactMap { $0 }, gate?.request)
+        return ([timeLimitTimer, readinessTimer].compactMap { $0 }, gate?.request, progress)
     }
 }

@@ -3,8 +3,8 @@ import Foundation
 /// One run of a set of operations through the ``GraphScheduler``, with its finished positions
 /// handed to a single consumer. Shared by ``OperationResults`` and ``Pipeline``.
 ///
-/// Safety: `started`, `consumerAttached`, `pendingTimeLimit`, `limitClaimed`, `timeLimit` and
-/// `timedOut` are guarded by `lock`; the scheduler and the hand-off are thread-safe.
+/// Safety: `started`, `consumerAttached`, `pendingTimeLimit`, `limitClaimed`, `timeLimit`,
+/// `timedOut` and `progress` are guarded by `lock`; the scheduler and the hand-off are thread-safe.
 final class ScheduledRun: @unchecked Sendable {
     let scheduler: GraphScheduler
     let positions: FinishedPositions
@@ -20,6 +20,7 @@ final class ScheduledRun: @unchecked Sendable {
     /// The armed time limit.
     private var timeLimit: RunTimeLimit?
     private var timedOut = false
+    private var progress: OperationProgress?
 
     init(scheduler: GraphScheduler, order: ResultOrder) {
         self.scheduler = scheduler
@@ -98,6 +99,17 @@ final class ScheduledRun: @unchecked Sendable {
             return started
         }
         if armNow { armTimeLimit() }
+    }
+
+    /// The progress of the run's operations, each weighing one; the same object every time.
+    /// Thread-safe.
+    var operationProgress: OperationProgress {
+        lock.withCriticalSection {
+            if let progress { return progress }
+            let progress = OperationProgress(aggregating: scheduler.operations)
+            self.progress = progress
+            return progress
+        }
     }
 
     /// Whether the run's time limit ran out while operations were unfinished. Thread-safe.

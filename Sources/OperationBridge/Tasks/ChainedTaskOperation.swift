@@ -24,9 +24,14 @@ import Foundation
 /// As for ``TaskOperation``: cancelled before it starts, the closure never runs; cancelled while
 /// running, its `Task` is cancelled and the operation finishes once the closure has returned.
 public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failure: Error>:
-    ChainedAsyncResultOperation<Input, Output, Failure>, @unchecked Sendable
+    ChainedAsyncResultOperation<Input, Output, Failure>, ProgressReporting, @unchecked Sendable
 {
     private let body: ChainedTaskBody<Input, Output, Failure>
+
+    /// A Foundation `Progress` that follows the operation's
+    /// ``AsyncOperation/operationProgress``, for `ProgressReporting` code; see
+    /// ``OperationProgress/foundationProgress``. Cancelling it cancels the operation. Thread-safe.
+    public var progress: Progress { operationProgress.foundationProgress }
 
     // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also
     // where the solver would otherwise infer another `Failure` (see `then`).
@@ -194,7 +199,8 @@ extension OperationQueue {
         add(TaskOperation(running: .nonThrowing(body)), qualityOfService: qualityOfService)
     }
 
-    private func add<Success, Failure>(
+    /// Sets the quality of service, if any, and admits `operation`. Shared by every `addTask`.
+    func add<Success, Failure>(
         _ operation: TaskOperation<Success, Failure>,
         qualityOfService: QualityOfService?
     ) -> TaskOperation<Success, Failure> {

@@ -37,9 +37,14 @@ import Foundation
 /// }
 /// ```
 public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
-    @unchecked Sendable
+    ProgressReporting, @unchecked Sendable
 {
     private let body: TaskBody<Success, Failure>
+
+    /// A Foundation `Progress` that follows the operation's
+    /// ``AsyncOperation/operationProgress``, for `ProgressReporting` code; see
+    /// ``OperationProgress/foundationProgress``. Cancelling it cancels the operation. Thread-safe.
+    public var progress: Progress { operationProgress.foundationProgress }
 
     // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also where
     // the solver would otherwise infer another `Failure` (see `then`).

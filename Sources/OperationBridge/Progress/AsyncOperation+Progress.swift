@@ -1,0 +1,66 @@
+import Foundation
+
+extension AsyncOperation {
+    /// The operation's progress: the work reports units on it, async code watches it.
+    ///
+    /// ```swift
+    /// final class ImportOperation: AsyncOperation, @unchecked Sendable {
+    ///     override func main() {
+    ///         operationProgress.totalUnitCount = Int64(records.count)
+    ///         importer.run(records, onEach: { [self] in operationProgress.advance() }) { [self] in finish() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Created on first use, the same object every time; an operation that reports nothing counts
+    /// as one unit. Finishing completes it; cancelling (or timing out) marks it cancelled. For a
+    /// ``GroupOperation`` it aggregates the children, each weighing one.
+    ///
+    /// While the operation runs on a queue whose `progress` reports (its `totalUnitCount` was
+    /// set), it is also a child of that progress, worth one unit, as Foundation's own operations
+    /// are: the package's operations count toward `OperationQueue.progress` on every platform,
+    /// although they override `start()`.
+    ///
+    /// Named so as not to collide with a `progress` property of your own subclasses; the
+    /// package's final classes (``TaskOperation``, ``ChainedTaskOperation``, ``GroupOperation``)
+    /// also conform to `ProgressReporting`, whose `progress` is ``OperationProgress/foundationProgress``.
+    ///
+    /// ## Cancellation and threading
+    /// Thread-safe. Reading it never cancels or starts anything; see ``OperationProgress`` for
+    /// what cancelling its Foundation view does.
+    public final var operationProgress: OperationProgress {
+        lock.withCriticalSection {
+            if let progress = rare?.progress { return progress }
+            let progress = makeOperationProgress(
+                finished: lifecycle.isFinished, cancelled: lifecycle.isCancellationRecorded)
+            rareState().progress = progress
+            return progress
+        }
+    }
+
+    /// Makes the operation report on `progress` (a closure's handle, made before the operation).
+    /// Call it from an initializer.
+    final func attachProgress(_ progress: OperationProgress) {
+        progress.attach(to: self)
+        lock.withCriticalSection { rareState().progress = progress }
+    }
+
+    /// The operation's progress now, as an aggregate counts it. Thread-safe.
+    var progressSnapshot: ProgressSnapshot {
+        operationProgress.snapshot
+    }
+
+    /// Makes the operation's progress a child of its queue's, worth one unit, when that queue
+    /// reports progress — as Foundation does for operations that run `Operation.start()`. Called
+    /// as the operation begins executing, on the queue's thread.
+    func countTowardQueueProgress() {
+        guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self) else { return }
+        let queueProgress = queue.progress
+        // Foundation's opt-in: the queue reports once its progress has a total.
+        guard queueProgress.totalUnitCount != 0 else { return }
+        let progress = operationProgress
+        FoundationProgressViews.lock.withCriticalSection {
+            queueProgress.addChild(progress.makeView(), withPendingUnitCount: 1)
+        }
+    }
+}

@@ -1,0 +1,368 @@
+import Foundation
+
+/// The progress of an operation — or of a group, a pipeline, a results sequence — that its work
+/// reports and that async code watches.
+///
+/// Every ``AsyncOperation`` has one (``AsyncOperation/operationProgress``), created on first use.
+/// The work reports units on it: an `AsyncOperation` subclass from its own code, a
+/// ``TaskOperation``, `addTask` or `then` closure through the handle it receives.
+///
+/// ```swift
+/// let download = queue.addTask(totalUnitCount: 100) { progress in
+///     for chunk in 0..<100 {
+///         try await receive(chunk)
+///         progress.advance(by: 1)
+///     }
+/// }
+/// for await snapshot in download.operationProgress.updates() {
+///     print(snapshot.localizedDescription)             // "37% completed", …, "100% completed"
+/// }
+/// ```
+///
+/// - Finishing the operation completes its progress (`fractionCompleted` 1), whatever units were
+///   reported — unless it was cancelled: cancelling (or timing out) marks the progress cancelled,
+///   and it keeps the fraction it had. Reports after the operation has finished are ignored.
+/// - An aggregate (``init(aggregating:weight:)``, a group's, a pipeline's or a results
+///   sequence's) reads its operations' progress, each weighted, whenever it is asked: reporting
+///   on an operation never costs more because something aggregates it.
+/// - ``foundationProgress`` is a Foundation `Progress` that follows this one, for code and UI
+///   that take one (KVO, `ProgressView`, a parent `Progress`).
+///
+/// An operation that reports nothing counts as one unit, completed when it finishes. So does an
+/// operation that is not the package's (a `BlockOperation`, a classic subclass), in an aggregate.
+///
+/// ## Cancellation and threading
+/// Every member is thread-safe: a report takes one short lock and allocates nothing, so a tight
+/// loop may report every unit; watchers read snapshots at their own pace
+/// (``updates(every:clock:)`` throttles). Cancelling ``foundationProgress`` cancels the operation.
+/// Nothing here suspends or blocks, except iterating ``updates(every:clock:)``.
+public final class OperationProgress: @unchecked Sendable {
+    // Safety: every `var` below is only touched while holding `lock`. Foundation's `Progress`
+    // objects (`views`) are written only while also holding `FoundationProgressViews.lock` (see
+    // there), taken before `lock`, never after.
+    private let lock = NSLock()
+    private let children: [Child]?
+    private var completed: Int64 = 0
+    private var total: Int64
+    private var finished: Bool
+    private var cancelled: Bool
+    /// Whether `finished` and `cancelled` follow an operation (set by its lifecycle) rather than,
+    /// for an aggregate of its own, its operations.
+    private let followsOperation: Bool
+    /// The operation whose progress this is, to cancel when a Foundation view is cancelled.
+    private weak var owner: Operation?
+    /// Foundation `Progress` objects that follow this one: ``foundationProgress``, and those
+    /// handed to a parent (an aggregate's view, a queue's `progress`).
+    private var views: [Progress] = []
+    private var primaryView: Progress?
+
+    /// An operation's child in an aggregate, with its weight.
+    private struct Child {
+        let operation: Operation
+        let weight: Int64
+    }
+
+    /// The progress of an operation — of a group, with `children`: the group's children, each
+    /// weighing one — in the state given.
+    init(total: Int64 = 1, children: [Operation]? = nil, finished: Bool = false, cancelled: Bool = false) {
+        let children = children?.map { Child(operation: $0, weight: 1) }
+        self.children = children
+        self.total = children.map { Int64($0.count) } ?? total
+        self.finished = false
+        self.cancelled = cancelled
+        self.followsOperation = true
+        if finished { finishLocked(cancelled: cancelled) }
+    }
+
+    /// An aggregate of `operations`' progress, each weighted by `weight`: its fraction is the
+    /// weighted mean of theirs, and it has finished once they all have.
+    ///
+    /// ```swift
+    /// // The download is nine tenths of the work, the unzipping one tenth.
+    /// let overall = OperationProgress(aggregating: [download, unzip]) { $0 === download ? 9 : 1 }
+    /// ```
+    ///
+    /// The package's operations count with their own progress; any other operation as one unit,
+    /// completed when it finishes without being cancelled. An operation listed twice counts once.
+    /// Its ``totalUnitCount`` is the sum of the weights; its ``completedUnitCount`` the weights of
+    /// the operations that have completed. It is cancelled when one of them was.
+    ///
+    /// ## Cancellation and threading
+    /// Reads the operations whenever it is asked for a snapshot; creating it takes no lock and
+    /// changes nothing. Cancelling its ``foundationProgress`` cancels the operations. A weight of
+    /// zero leaves an operation out; a negative weight traps (a programmer error).
+    ///
+    /// - Parameters:
+    ///   - operations: The operations, in any state, queued or not.
+    ///   - weight: Each operation's weight; 1 unless you pass another.
+    public init<Element: Operation>(
+        aggregating operations: some Sequence<Element>, weight: (Element) -> Int64 = { _ in 1 }
+    ) {
+        var seen = Set<ObjectIdentifier>()
+        var children: [Child] = []
+        for operation in operations where seen.insert(ObjectIdentifier(operation)).inserted {
+            let weight = weight(operation)
+            precondition(weight >= 0, "OperationProgress(aggregating:weight:): weight \(weight) is negative")
+            children.append(Child(operation: operation, weight: weight))
+        }
+        self.children = children
+        self.total = children.reduce(0) { $0 + $1.weight }
+        self.finished = false
+        self.cancelled = false
+        self.followsOperation = false
+    }
+
+    // MARK: - Reporting
+
+    /// The units of work in total. Set it from the work, as soon as it is known (before, the
+    /// operation counts as one unit); zero or less means unknown.
+    ///
+    /// For an aggregate, the sum of its weights; setting it traps (a programmer error: report on
+    /// the operations). Setting it after the operation has finished does nothing. Thread-safe.
+    public var totalUnitCount: Int64 {
+        get { lock.withCriticalSection { total } }
+        set { report { $0.total = newValue } }
+    }
+
+    /// The units of work completed. The work sets it, or adds to it with ``advance(by:)``.
+    ///
+    /// For an aggregate, the weights of its completed operations; setting it traps (a programmer
+    /// error). Setting it after the operation has finished does nothing. Thread-safe.
+    public var completedUnitCount: Int64 {
+        get { lock.withCriticalSection { completed } }
+        set { report { $0.completed = newValue } }
+    }
+
+    /// Adds `units` to ``completedUnitCount``: one short lock, no allocation, so the work may
+    /// report every unit, however many. Does nothing once the operation has finished; traps on an
+    /// aggregate (a programmer error). Thread-safe.
+    public func advance(by units: Int64 = 1) {
+        report { $0.completed += units }
+    }
+
+    /// Applies a report, unless the operation has finished, and brings the Foundation views up to
+    /// date.
+    private func report(_ change: (OperationProgress) -> Void) {
+        precondition(
+            children == nil,
+            "OperationProgress: an aggregate's units come from its operations; report on an operation's own progress")
+        let hasViews = lock.withCriticalSection { () -> Bool in
+            guard !finished else { return false }
+            change(self)
+            return !views.isEmpty
+        }
+        if hasViews { refreshViews() }
+    }
+
+    // MARK: - Reading
+
+    /// How much of the work is done, from 0 to 1; see ``ProgressSnapshot/fractionCompleted``.
+    /// Thread-safe.
+    public var fractionCompleted: Double { snapshot.fractionCompleted }
+
+    /// Whether the work has ended; see ``ProgressSnapshot/isFinished``. Thread-safe.
+    public var isFinished: Bool { snapshot.isFinished }
+
+    /// Whether the work was cancelled; see ``ProgressSnapshot/isCancelled``. Thread-safe.
+    public var isCancelled: Bool { snapshot.isCancelled }
+
+    /// The progress now. For an aggregate, read from its operations (each one's lock, in turn,
+    /// never two at once). Thread-safe.
+    public var snapshot: ProgressSnapshot {
+        guard let children else { return lock.withCriticalSection { ownSnapshotLocked() } }
+        var totalWeight: Int64 = 0
+        var completedWeight: Int64 = 0
+        var weighted = 0.0
+        var allFinished = true
+        var anyCancelled = false
+        for child in children {
+            let state = Self.state(of: child.operation)
+            totalWeight += child.weight
+            weighted += Double(child.weight) * state.fractionCompleted
+            if state.isFinished && state.fractionCompleted >= 1 { completedWeight += child.weight }
+            allFinished = allFinished && state.isFinished
+            anyCancelled = anyCancelled || state.isCancelled
+        }
+        let (isFinished, isCancelled) = lock.withCriticalSection {
+            followsOperation ? (finished, cancelled) : (allFinished, anyCancelled)
+        }
+        let fraction = totalWeight > 0 ? weighted / Double(totalWeight) : (allFinished ? 1 : 0)
+        return ProgressSnapshot(
+            completedUnitCount: completedWeight, totalUnitCount: totalWeight, fractionCompleted: fraction,
+            isFinished: isFinished, isCancelled: isCancelled)
+    }
+
+    /// The snapshot of an operation's own progress (not an aggregate). Callers hold `lock`.
+    private func ownSnapshotLocked() -> ProgressSnapshot {
+        let fraction: Double
+        if finished && !cancelled {
+            fraction = 1
+        } else {
+            fraction = total > 0 ? min(max(Double(completed) / Double(total), 0), 1) : 0
+        }
+        return ProgressSnapshot(
+            completedUnitCount: completed, totalUnitCount: total, fractionCompleted: fraction,
+            isFinished: finished, isCancelled: cancelled)
+    }
+
+    /// The progress of `operation` as an aggregate counts it.
+    private static func state(of operation: Operation) -> ProgressSnapshot {
+        if let operation = operation as? AsyncOperation {
+            return operation.progressSnapshot
+        }
+        return unitSnapshot(finished: operation.isFinished, cancelled: operation.isCancelled)
+    }
+
+    /// The progress of an operation that reported nothing: one unit, completed when it finished
+    /// without being cancelled.
+    static func unitSnapshot(finished: Bool, cancelled: Bool) -> ProgressSnapshot {
+        let completed: Int64 = finished && !cancelled ? 1 : 0
+        return ProgressSnapshot(
+            completedUnitCount: completed, totalUnitCount: 1, fractionCompleted: Double(completed),
+            isFinished: finished, isCancelled: cancelled)
+    }
+
+    // MARK: - The operation's lifecycle
+
+    /// Ties the progress to the operation it belongs to: cancelling a Foundation view cancels it.
+    func attach(to operation: Operation) {
+        lock.withCriticalSection { owner = operation }
+    }
+
+    /// The operation was cancelled (or timed out): marks the progress cancelled, and its
+    /// Foundation views. Call it without holding the operation's lock.
+    func operationCancelled() {
+        let hasViews = lock.withCriticalSection { () -> Bool in
+            guard !cancelled, !finished else { return false }
+            cancelled = true
+            return !views.isEmpty
+        }
+        if hasViews { refreshViews() }
+    }
+
+    /// The operation has finished: completes the progress unless it was cancelled. Call it
+    /// without holding the operation's lock.
+    func operationFinished(cancelled wasCancelled: Bool) {
+        let hasViews = lock.withCriticalSection { () -> Bool in
+            guard !finished else { return false }
+            finishLocked(cancelled: wasCancelled)
+            return !views.isEmpty
+        }
+        if hasViews { refreshViews() }
+    }
+
+    /// Marks the progress finished — and, for an operation's own progress not cancelled,
+    /// complete. Callers hold `lock` (or initialize).
+    private func finishLocked(cancelled wasCancelled: Bool) {
+        finished = true
+        cancelled = cancelled || wasCancelled
+        if children == nil && !cancelled {
+            if total <= 0 { total = max(completed, 1) }
+            completed = max(completed, total)
+        }
+    }
+
+    // MARK: - Foundation's Progress
+
+    /// A Foundation `Progress` that follows this progress, for code that takes one: KVO on Apple
+    /// platforms, a `ProgressView`, a parent `Progress` (`addChild(_:withPendingUnitCount:)`).
+    ///
+    /// Created on first use, the same object every time. From then on each report also updates
+    /// it (Foundation's cost, about 0.15 µs a report): watch ``updates(every:clock:)`` instead
+    /// where you can. For an aggregate, it is a parent of Foundation progress objects that follow
+    /// its operations, each with its weight as pending units.
+    ///
+    /// ## Cancellation and threading
+    /// Cancelling it (`cancel()`) cancels the operation — for an aggregate, its operations. The
+    /// package writes it while holding a lock of its own. On Apple platforms `Progress` is
+    /// thread-safe. On Linux Foundation's `Progress` takes no lock at all: read it where the
+    /// package does not write it (after the work has finished), or read ``snapshot`` instead.
+    public var foundationProgress: Progress {
+        FoundationProgressViews.lock.withCriticalSection {
+            if let primaryView = lock.withCriticalSection({ primaryView }) { return primaryView }
+            let view = makeView()
+            lock.withCriticalSection { primaryView = view }
+            return view
+        }
+    }
+
+    /// A new Foundation `Progress` that follows this one, to hand to a parent. Callers hold
+    /// `FoundationProgressViews.lock`.
+    func makeView() -> Progress {
+        let view = Progress(parent: nil, userInfo: nil)
+        if let children {
+            view.totalUnitCount = children.reduce(0) { $0 + $1.weight }
+            for child in children where child.weight > 0 {
+                view.addChild(Self.view(of: child.operation), withPendingUnitCount: child.weight)
+            }
+        }
+        let owner = lock.withCriticalSection { () -> Operation? in
+            views.append(view)
+            return self.owner
+        }
+        if let owner {
+            view.cancellationHandler = { [weak owner] in owner?.cancel() }
+        }
+        write(to: view)
+        return view
+    }
+
+    /// A Foundation `Progress` that follows `operation`. Callers hold
+    /// `FoundationProgressViews.lock`.
+    private static func view(of operation: Operation) -> Progress {
+        if let operation = operation as? AsyncOperation {
+            return operation.operationProgress.makeView()
+        }
+        // Not the package's: one unit, completed when it finishes.
+        let view = Progress(parent: nil, userInfo: nil)
+        view.totalUnitCount = 1
+        view.cancellationHandler = { [weak operation] in operation?.cancel() }
+        let complete: @Sendable () -> Void = {
+            FoundationProgressViews.lock.withCriticalSection {
+                if operation.isCancelled { view.cancel() } else { view.completedUnitCount = 1 }
+            }
+        }
+        if FinishObservation.observe(operation, complete) == nil { complete() }
+        return view
+    }
+
+    /// Writes the current state to every view.
+    private func refreshViews() {
+        FoundationProgressViews.lock.withCriticalSection {
+            for view in lock.withCriticalSection({ views }) { write(to: view) }
+        }
+    }
+
+    /// Writes the current state to `view`. Callers hold `FoundationProgressViews.lock`, not
+    /// `lock`.
+    private func write(to view: Progress) {
+        let state = lock.withCriticalSection { (completed: completed, total: total, cancelled: cancelled) }
+        if children == nil {
+            if view.totalUnitCount != state.total { view.totalUnitCount = state.total }
+            if view.completedUnitCount != state.completed { view.completedUnitCount = state.completed }
+        }
+        // After the counts: Foundation calls the cancellation handler, which cancels the operation.
+        if state.cancelled && !view.isCancelled { view.cancel() }
+    }
+}
+
+/// The lock under which the package writes Foundation `Progress` objects.
+///
+/// Foundation's `Progress` on Linux has no locking at all: a write updates the object and then
+/// its parents with plain stores, so two threads updating children of one parent corrupt it. The
+/// package serializes its own writes — to its views, and a child added to a queue's `progress` —
+/// with this one lock. Recursive: on Apple platforms a KVO observer of a view runs on the writing
+/// thread, inside the lock, and may report progress itself.
+enum FoundationProgressViews {
+    static let lock = NSRecursiveLock()
+}
+
+extension NSRecursiveLock {
+    /// Runs `body` while holding the lock; see `NSLock.withCriticalSection(_:)`.
+    @inline(__always)
+    func withCriticalSection<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+// The closures that report progress: each receives the operation's `OperationProgress`. One
+// mechanism for all of them — the handle is made first, captured by the closure, and attached to
+// the operation as its progress — and the same overload pairs as the closures without progress
+// (a disfavored typed-throws one, and one for closures that cannot fail, `Failure == Never`).
+
+extension TaskOperation {
+    /// Creates an operation that runs `body` when started, handing it the operation's progress
+    /// to report on.
+    ///
+    /// ```swift
+    /// let upload = TaskOperation(totalUnitCount: Int64(parts.count)) { (progress) async throws(UploadError) -> Receipt in
+    ///     for part in parts {
+    ///         try await uploader.send(part)
+    ///         progress.advance()
+    ///     }
+    ///     return try await uploader.commit()
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - totalUnitCount: The units of work, as far as known now; `body` may change it (see
+    ///     ``OperationProgress/totalUnitCount``).
+    ///   - body: The work; it runs at most once, in a new `Task` that cancelling the operation
+    ///     cancels (see ``TaskOperation``). Its argument is the operation's
+    ///     ``AsyncOperation/operationProgress``: report on it from any thread.
+    @_disfavoredOverload
+    public convenience init(
+        totalUnitCount: Int64,
+        _ body: @escaping @Sendable (OperationProgress) async throws(Failure) -> Success
+    ) {
+        let progress = OperationProgress(total: totalUnitCount)
+        self.init(running: .throwing { () async throws(Failure) -> Success in try await body(progress) })
+        attachProgress(progress)
+    }
+}
+
+extension TaskOperation where Failure == Never {
+    /// Creates an operation that runs `body`, which cannot fail, handing it the operation's
+    /// progress; see ``init(totalUnitCount:_:)``. Cancelling the operation cancels the `Task`
+    /// running `body`; cancelled before it starts, `body` never runs.
+    public convenience init(totalUnitCount: Int64, _ body: @escaping @Sendable (OperationProgress) async -> Success) {
+        let progress = OperationProgress(total: totalUnitCount)
+        self.init(running: .nonThrowing { await body(progress) })
+        attachProgress(progress)
+    }
+}
+
+extension AsyncResultOperation where Success: Sendable {
+    /// Returns a new operation that runs `body` on this operation's success value, handing it the
+    /// new operation's progress to report on; see ``then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``.
+    ///
+    /// ```swift
+    /// let resized = download.then(totalUnitCount: 3) { (image: Image, progress) async -> [Image] in
+    ///     var sizes: [Image] = []
+    ///     for width in [64, 256, 1024] {
+    ///         sizes.append(await image.resized(to: width))
+    ///         progress.advance()
+    ///     }
+    ///     return sizes
+    /// }
+    /// ```
+    ///
+    /// The returned step depends on this operation and is not queued by this call. `body` runs at
+    /// most once, in a new `Task` that cancelling the step cancels; it does not run when this
+    /// operation fails or is cancelled. Safe to call from any thread.
+    @_disfavoredOverload
+    public func then<Output: Sendable, NewFailure: Error>(
+        totalUnitCount: Int64,
+        _ body: @escaping @Sendable (Success, OperationProgress) async throws(NewFailure) -> Output
+    ) -> ChainedTaskOperation<Success, Output, NewFailure> {
+        let progress = OperationProgress(total: totalUnitCount)
+        let step = ChainedTaskOperation<Success, Output, NewFailure>(
+            input: nil,
+            running: .throwing { (input) async throws(NewFailure) -> Output in try await body(input, progress) })
+        step.attachProgress(progress)
+        step.takeInput(from: self)
+        return step
+    }
+
+    /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
+    /// value, handing it the new operation's progress; see
+    /// ``then(totalUnitCount:_:)->ChainedTaskOperation<Success,Output,NewFailure>``. Awaiting the
+    /// step answers `nil` when `body` did not run. Cancelling the step cancels the `Task` running
+    /// `body`. Safe to call from any thread.
+    public func then<Output: Sendable>(
+        totalUnitCount: Int64,
+        _ body: @escaping @Sendable (Success, OperationProgress) async -> Output
+    ) -> ChainedTaskOperation<Success, Output, Never> {
+        let progress = OperationProgress(total: totalUnitCount)
+        let step = ChainedTaskOperation<Success, Output, Never>(
+            input: nil, running: .nonThrowing { input in await body(input, progress) })
+        step.attachProgress(progress)
+        step.takeInput(from: self)
+        return step
+    }
+}
+
+extension OperationQueue {
+    /// Adds an operation that runs `body`, handing it the operation's progress to report on, and
+    /// returns it; see ``addTask(qualityOfService:_:)->TaskOperation<Success,Failure>``.
+    ///
+    /// ```swift
+    /// let sync = queue.addTask(totalUnitCount: Int64(records.count)) { (progress) async throws(SyncError) in
+    ///     for record in records {
+    ///         try await store.save(record)
+    ///         progress.advance()
+    ///     }
+    /// }
+    /// for await snapshot in sync.operationProgress.updates() { print(snapshot.localizedDescription) }
+    /// ```
+    ///
+    /// The work occupies a queue slot until `body` has returned. Cancelling the operation cancels
+    /// the `Task` running `body`. Safe to call from any thread.
+    @_disfavoredOverload
+    @discardableResult
+    public func addTask<Success: Sendable, Failure: Error>(
+        qualityOfService: QualityOfService? = nil,
+        totalUnitCount: Int64,
+        _ body: @escaping @Sendable (OperationProgress) async throws(Failure) -> Success
+    ) -> TaskOperation<Success, Failure> {
+        add(TaskOperation(totalUnitCount: totalUnitCount, body), qualityOfService: qualityOfService)
+    }
+
+    /// Adds an operation that runs `body`, which cannot fail, handing it the operation's
+    /// progress, and returns it; see ``addTask(qualityOfService:totalUnitCount:_:)->TaskOperation<Success,Failure>``.
+    /// Cancelling the operation cancels the `Task` running `body`. Safe to call from any thread.
+    @discardableResult
+    public func addTask<Success: Sendable>(
+        qualityOfService: QualityOfService? = nil,
+        totalUnitCount: Int64,
+        _ body: @escaping @Sendable (OperationProgress) async -> Success
+    ) -> TaskOperation<Success, Never> {
+        add(TaskOperation(totalUnitCount: totalUnitCount, body), qualityOfService: qualityOfService)
+    }
+}

@@ -1,0 +1,556 @@
+import Foundation
+import OperationBridge
+import Testing
+
+/// A classic subclass that reports its progress from its own work: `units` units, one per step;
+/// each step after the first waits for the next gate, so a test sees every intermediate state.
+private final class ImportOperation: AsyncOperation, @unchecked Sendable {
+    let gates: [Gate]
+    let reported: [Gate]
+
+    init(steps: Int) {
+        gates = (0..<steps).map { _ in Gate() }
+        reported = (0..<steps).map { _ in Gate() }
+    }
+
+    override func main() {
+        operationProgress.totalUnitCount = Int64(gates.count)
+        Task {
+            for (gate, reported) in zip(gates, self.reported) {
+                await gate.wait()
+                if isCancelled { break }
+                operationProgress.advance()
+                reported.open()
+            }
+            finish()
+        }
+    }
+}
+
+/// A classic subclass with a `progress` property of its own, as legacy code has: the package's
+/// progress is named so as not to collide with it.
+private final class LegacyDownload: AsyncOperation, @unchecked Sendable {
+    var progress: Double = 0
+
+    override func main() {
+        progress = 1
+        finish()
+    }
+}
+
+@Suite("Progress")
+struct ProgressTests {
+    @Test("A TaskOperation closure reports units; snapshots show them; finishing completes the progress")
+    func closureReportsUnits() async {
+        let halfway = Gate()
+        let reported = Gate()
+        let operation = TaskOperation(totalUnitCount: 4) { progress in
+            progress.advance(by: 2)
+            reported.open()
+            await halfway.wait()
+            progress.advance()  // three of four: finishing completes the last one
+            return "done"
+        }
+        #expect(operation.operationProgress.snapshot.fractionCompleted == 0)
+        #expect(operation.operationProgress.snapshot.isIndeterminate == false)
+        let queue = OperationQueue()
+        queue.addOperation(operation)
+        await reported.wait()
+        let midway = operation.operationProgress.snapshot
+        #expect(midway.completedUnitCount == 2)
+        #expect(midway.totalUnitCount == 4)
+        #expect(midway.fractionCompleted == 0.5)
+        #expect(midway.localizedDescription == "50% completed")
+        #expect(!midway.isFinished && !midway.isCancelled)
+        halfway.open()
+        #expect(await operation.value == "done")
+        let end = operation.operationProgress.snapshot
+        #expect(end.isFinished && !end.isCancelled)
+        #expect(end.completedUnitCount == 4)
+        #expect(end.fractionCompleted == 1)
+        #expect(end.description == "100% completed (4 of 4), finished")
+    }
+
+    @Test("An AsyncOperation subclass reports from its work; a subclass's own `progress` property still compiles")
+    func classicSubclassReports() async throws {
+        let operation = ImportOperation(steps: 2)
+        let queue = OperationQueue()
+        queue.addOperation(operation)
+        operation.gates[0].open()
+        await operation.reported[0].wait()
+        #expect(operation.operationProgress.snapshot.fractionCompleted == 0.5)
+        operation.gates[1].open()
+        try await queue.runUntilFinished(operation)
+        #expect(operation.operationProgress.snapshot.fractionCompleted == 1)
+
+        let legacy = LegacyDownload()
+        try await queue.runUntilFinished(legacy)
+        #expect(legacy.progress == 1)
+        #expect(legacy.operationProgress.snapshot.completedUnitCount == 1)
+    }
+
+    @Test("An operation that reports nothing is one unit, completed when it finishes")
+    func silentOperationIsOneUnit() async {
+        let operation = TaskOperation { 7 }
+        #expect(operation.operationProgress.snapshot.totalUnitCount == 1)
+        #expect(operation.operationProgress.snapshot.completedUnitCount == 0)
+        #expect(await OperationQueue().run(operation) == 7)
+        #expect(operation.operationProgress.snapshot.completedUnitCount == 1)
+        // Asked for only after it finished: created finished.
+        let late = TaskOperation { 8 }
+        _ = await OperationQueue().run(late)
+        #expect(late.operationProgress.snapshot.isFinished)
+        #expect(late.operationProgress.fractionCompleted == 1)
+    }
+
+    @Test("Cancelling marks the progress cancelled and keeps its fraction; finishing then does not complete it")
+    func cancellingMarksCancelled() async {
+        let reported = Gate()
+        let operation = TaskOperation(totalUnitCount: 4) { progress in
+            progress.advance()
+            reported.open()
+            // Waits until cancelled.
+            while !Task.isCancelled { await Task.yield() }
+            progress.advance()  // still counted: the operation has not finished
+            return 0
+        }
+        OperationQueue().addOperation(operation)
+        await reported.wait()
+        operation.cancel()
+        #expect(operation.operationProgress.isCancelled)
+        _ = await operation.value
+        let end = operation.operationProgress.snapshot
+        #expect(end.isFinished && end.isCancelled)
+        #expect(end.completedUnitCount == 2)
+        #expect(end.fractionCompleted == 0.5)
+        #expect(end.description == "50% completed (2 of 4), cancelled, finished")
+    }
+
+    @Test("A timed-out operation's progress is cancelled")
+    func timeoutCancelsProgress() async throws {
+        let clock = TestClock()
+        let started = Gate()
+        let operation = TaskOperation(totalUnitCount: 2) { (progress) async throws(OperationTimeoutError) -> Int in
+            progress.advance()
+            started.open()
+            while !Task.isCancelled { await Task.yield() }
+            return 1
+        }
+        let queue = OperationQueue()
+        await startWithTimeLimit(operation, .seconds(1), clock: clock, on: queue, started: started)
+        clock.advance(by: .seconds(1))
+        try await operation.waitForCompletion()
+        #expect(operation.isTimedOut)
+        #expect(operation.operationProgress.snapshot.isCancelled)
+        #expect(operation.operationProgress.snapshot.fractionCompleted == 0.5)
+    }
+
+    @Test("Reports after the operation has finished are ignored")
+    func reportsAfterFinishAreIgnored() async {
+        let escaped = Recorder<OperationProgress>()
+        let operation = TaskOperation(totalUnitCount: 10) { progress in
+            escaped.append(progress)
+            progress.completedUnitCount = 3
+        }
+        await OperationQueue().run(operation)
+        let progress = escaped.all[0]
+        progress.advance(by: 5)
+        progress.totalUnitCount = 100
+        #expect(progress.snapshot.completedUnitCount == 10)
+        #expect(progress.snapshot.totalUnitCount == 10)
+    }
+
+    @Test("then and addTask closures receive the new operation's progress")
+    func thenAndAddTaskReceiveHandles() async throws {
+        let queue = OperationQueue()
+        let upload = queue.addTask(totalUnitCount: 3) { (progress) async throws(RepresentableError) -> [Int] in
+            for part in 0..<3 { progress.advance(); _ = part }
+            return [1, 2, 3]
+        }
+        let sum = upload.then(totalUnitCount: 2) { (parts: [Int], progress) async -> Int in
+            progress.advance()
+            return parts.reduce(0, +)
+        }
+        let checked = upload.then(totalUnitCount: 5) {
+            (parts: [Int], progress) async throws(RepresentableError) -> Int in
+            progress.totalUnitCount = Int64(parts.count)
+            progress.completedUnitCount = 1
+            return parts.count
+        }
+        let untyped = queue.addTask(totalUnitCount: 1) { progress in progress.advance() }
+        queue.addOperation(sum)
+        queue.addOperation(checked)
+        #expect(try await upload.value == [1, 2, 3])
+        #expect(await sum.value == 6)
+        #expect(try await checked.value == 3)
+        await untyped.value
+        #expect(upload.operationProgress.snapshot.completedUnitCount == 3)
+        #expect(sum.operationProgress.snapshot.completedUnitCount == 2)
+        #expect(checked.operationProgress.snapshot.totalUnitCount == 3)
+        #expect(checked.operationProgress.snapshot.completedUnitCount == 3)
+        #expect(untyped.operationProgress.snapshot.fractionCompleted == 1)
+    }
+
+    @Test("An aggregate weighs its operations; foreign operations count as one unit; duplicates count once")
+    func aggregateWeighsOperations() async throws {
+        let gate = Gate()
+        let reported = Gate()
+        let heavy = TaskOperation(totalUnitCount: 2) { progress in
+            progress.advance()
+            reported.open()
+            await gate.wait()
+        }
+        let light = TaskOperation { () async -> Void in }
+        let block = BlockOperation {}
+        let overall = OperationProgress(aggregating: [heavy, light, block, heavy] as [Operation]) {
+            $0 === heavy ? 6 : 1
+        }
+        #expect(overall.snapshot.totalUnitCount == 8)
+        #expect(overall.snapshot.fractionCompleted == 0)
+        let queue = OperationQueue()
+        queue.addOperationsWithoutWaiting([heavy, light, block])
+        await reported.wait()
+        try await queue.runUntilFinished(light)
+        try await queue.runUntilFinished(block)
+        // heavy half done (6 × 0.5), light and block done (1 + 1): 5 of 8.
+        let midway = overall.snapshot
+        #expect(midway.fractionCompleted == 5.0 / 8.0)
+        #expect(midway.completedUnitCount == 2)
+        #expect(!midway.isFinished)
+        gate.open()
+        await heavy.value
+        let end = overall.snapshot
+        #expect(end.isFinished && end.fractionCompleted == 1 && end.completedUnitCount == 8)
+
+        let empty = OperationProgress(aggregating: [Operation]())
+        #expect(empty.snapshot.isFinished && empty.snapshot.fractionCompleted == 1)
+        let ignored = OperationProgress(aggregating: [light]) { _ in 0 }
+        #expect(ignored.snapshot.totalUnitCount == 0)
+    }
+
+    @Test("A group aggregates its children, a nested group included, and ends when the group does")
+    func groupAggregatesChildren() async throws {
+        let gate = Gate()
+        let reported = Gate()
+        let slow = TaskOperation(totalUnitCount: 4) { progress in
+            progress.advance()
+            reported.open()
+            await gate.wait()
+            return 1
+        }
+        let fast = TaskOperation { 2 }
+        let inner = try GroupOperation(collecting: [fast])
+        let outer = try GroupOperation([slow, inner]) {}
+        let queue = OperationQueue()
+        queue.addOperation(outer)
+        await reported.wait()
+        try await queue.runUntilFinished(fast)
+        try await inner.waitForCompletion()
+        // slow: 1 of 4; inner: complete. Each weighs one: (0.25 + 1) / 2.
+        #expect(outer.operationProgress.snapshot.fractionCompleted == 0.625)
+        #expect(outer.operationProgress.snapshot.completedUnitCount == 1)
+        #expect(outer.operationProgress.snapshot.totalUnitCount == 2)
+        #expect(!outer.operationProgress.isFinished)
+        gate.open()
+        _ = await outer.value
+        #expect(outer.operationProgress.snapshot.isFinished)
+        #expect(outer.operationProgress.fractionCompleted == 1)
+        #expect(outer.progress.fractionCompleted == 1)
+    }
+
+    @Test("Cancelling a group marks its progress cancelled")
+    func cancelledGroupProgress() async throws {
+        let child = NeverEndingOperation()
+        let group = try GroupOperation([child]) {}
+        let queue = OperationQueue()
+        queue.addOperation(group)
+        await child.started.wait()
+        group.cancel()
+        try await group.waitForCompletion()
+        let end = group.operationProgress.snapshot
+        #expect(end.isFinished && end.isCancelled)
+        #expect(end.fractionCompleted == 0)
+    }
+
+    @Test("A pipeline and a results sequence aggregate their operations")
+    func pipelineAndResultsAggregate() async throws {
+        let queue = OperationQueue()
+        let first = TaskOperation(totalUnitCount: 2) { progress in progress.advance(by: 2) }
+        let second = first.then { _ in 1 }
+        let pipeline = try Pipeline([first, second], on: queue)
+        #expect(pipeline.operationProgress === pipeline.operationProgress)
+        #expect(pipeline.operationProgress.snapshot.totalUnitCount == 2)
+        pipeline.start()
+        try await pipeline.waitForCompletion()
+        #expect(pipeline.operationProgress.snapshot.isFinished)
+        #expect(pipeline.operationProgress.fractionCompleted == 1)
+
+        let failing = TaskOperation { () async throws(PlainError) -> Int in throw .boom(1) }
+        let fine = TaskOperation { () async throws(PlainError) -> Int in 1 }
+        let results = try queue.results(of: [failing, fine])
+        _ = await results.collect()
+        let end = results.operationProgress.snapshot
+        // A failure is a finish: both completed.
+        #expect(end.isFinished && end.fractionCompleted == 1 && !end.isCancelled)
+
+        let values = try queue.values(of: [TaskOperation { () async -> Int in 3 }])
+        #expect(try await values.collect() == [3])
+        #expect(values.operationProgress.snapshot.isFinished)
+    }
+
+    @Test("A cancelled results sequence leaves its progress cancelled, below 1")
+    func cancelledResultsProgress() async throws {
+        let never = NeverEndingOperation()
+        let results = try OperationQueue().results(of: [never])
+        var iterator = results.makeAsyncIterator()
+        await never.started.wait()
+        results.cancel()
+        _ = await iterator.next()
+        try await never.waitForCompletion()
+        let end = results.operationProgress.snapshot
+        #expect(end.isFinished && end.isCancelled && end.fractionCompleted == 0)
+    }
+}
+
+@Suite("Progress: Foundation")
+struct FoundationProgressTests {
+    @Test("foundationProgress follows the reports, completes on finish, and is the same object every time")
+    func foundationProgressFollows() async {
+        let gate = Gate()
+        let reported = Gate()
+        let operation = TaskOperation(totalUnitCount: 4) { progress in
+            progress.advance()
+            reported.open()
+            await gate.wait()
+        }
+        let progress = operation.progress
+        #expect(progress === operation.operationProgress.foundationProgress)
+        #expect(progress.totalUnitCount == 4)
+        OperationQueue().addOperation(operation)
+        await reported.wait()
+        #expect(progress.completedUnitCount == 1)  // written before `reported` opened
+        gate.open()
+        await operation.value
+        #expect(progress.completedUnitCount == 4)
+        #expect(progress.fractionCompleted == 1)
+        #expect(!progress.isCancelled)
+    }
+
+    @Test("Cancelling the Foundation progress cancels the operation; cancelling the operation cancels it")
+    func foundationCancellation() async throws {
+        let viaProgress = NeverEndingOperation()
+        let queue = OperationQueue()
+        let view = viaProgress.operationProgress.foundationProgress
+        queue.addOperation(viaProgress)
+        await viaProgress.started.wait()
+        view.cancel()
+        try await viaProgress.waitForCompletion()
+        #expect(viaProgress.isCancelled)
+        #expect(viaProgress.operationProgress.isCancelled)
+
+        let viaOperation = NeverEndingOperation()
+        let other = viaOperation.operationProgress.foundationProgress
+        queue.addOperation(viaOperation)
+        await viaOperation.started.wait()
+        viaOperation.cancel()
+        try await viaOperation.waitForCompletion()
+        #expect(other.isCancelled)
+    }
+
+    @Test("An aggregate's Foundation progress is a parent of its operations', weighted")
+    func aggregateFoundationProgress() async throws {
+        let gate = Gate()
+        let reported = Gate()
+        let download = TaskOperation(totalUnitCount: 10) { progress in
+            progress.advance(by: 5)
+            reported.open()
+            await gate.wait()
+        }
+        let block = BlockOperation {}
+        let overall = OperationProgress(aggregating: [download, block] as [Operation]) { $0 === download ? 3 : 1 }
+        let parent = overall.foundationProgress
+        #expect(parent.totalUnitCount == 4)
+        let queue = OperationQueue()
+        queue.addOperation(download)
+        await reported.wait()
+        try await queue.runUntilFinished(block)
+        gate.open()
+        await download.value
+        // Foundation updates the parent as its children complete.
+        #expect(parent.completedUnitCount == 4)
+        #expect(parent.fractionCompleted == 1)
+    }
+
+    @Test("The package's operations count toward their queue's progress once it reports")
+    func queueProgress() async throws {
+        let queue = OperationQueue()
+        queue.progress.totalUnitCount = 3
+        let operations: [Operation] = [
+            TaskOperation { 1 }, ProbeOperation(.inMain), TaskOperation(totalUnitCount: 5) { $0.advance(by: 5) },
+        ]
+        for operation in operations { queue.addOperation(operation) }
+        for operation in operations { try await queue.runUntilFinished(operation) }
+        try await queue.waitForAllOperations()
+        #expect(queue.progress.completedUnitCount == 3)
+        #expect(queue.progress.fractionCompleted == 1)
+
+        // Without the opt-in, nothing is counted.
+        let quiet = OperationQueue()
+        _ = await quiet.run(TaskOperation { 1 })
+        #expect(quiet.progress.completedUnitCount == 0)
+    }
+}
+
+@Suite("Progress: updates")
+struct ProgressUpdatesTests {
+    @Test("Updates start with the current snapshot, skip unchanged ticks, throttle a flood, and end after the finish")
+    func updatesThrottle() async {
+        let clock = TestClock()
+        let progress = Recorder<OperationProgress>()
+        let ready = Gate()
+        let release = Gate()
+        let operation = TaskOperation(totalUnitCount: 1_000_000) { handle in
+            progress.append(handle)
+            ready.open()
+            await release.wait()
+        }
+        OperationQueue().addOperation(operation)
+        await ready.wait()
+        let handle = progress.all[0]
+        var updates = handle.updates(every: .seconds(1), clock: clock).makeAsyncIterator()
+
+        let first = await updates.next()
+        #expect(first?.completedUnitCount == 0)
+
+        // A flood of reports between two ticks: one snapshot, the newest.
+        async let second = updates.next()
+        await clock.sleepers(atLeast: 1)
+        for _ in 0..<500_000 { handle.advance() }
+        clock.advance(by: .seconds(1))
+        #expect(await second?.completedUnitCount == 500_000)
+
+        // Nothing changes for two ticks: no snapshot, the iterator keeps sleeping.
+        async let third = updates.next()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        await clock.sleepers(atLeast: 1)
+        release.open()
+        await operation.value
+        clock.advance(by: .seconds(1))
+        let last = await third
+        #expect(last?.isFinished == true)
+        #expect(last?.fractionCompleted == 1)
+        #expect(await updates.next() == nil)
+    }
+
+    @Test("Cancelling the iterating task ends the updates at once; the operation goes on")
+    func cancellingTheWatcherEndsUpdates() async {
+        let clock = TestClock()
+        let operation = NeverEndingOperation()
+        let watcher = Task {
+            var count = 0
+            for await _ in operation.operationProgress.updates(every: .seconds(1), clock: clock) { count += 1 }
+            return count
+        }
+        await clock.sleepers(atLeast: 1)
+        watcher.cancel()
+        #expect(await watcher.value == 1)
+        #expect(!operation.isCancelled)
+        #expect(clock.pendingSleepers == 0)
+    }
+
+    @Test("Updates can be watched from the main actor, with the real clock")
+    @MainActor
+    func updatesOnMainActor() async {
+        let operation = TaskOperation(totalUnitCount: 3) { progress in
+            for _ in 0..<3 { progress.advance() }
+        }
+        OperationQueue().addOperation(operation)
+        var fractions: [Double] = []
+        for await snapshot in operation.operationProgress.updates(every: .milliseconds(1)) {
+            MainActor.assertIsolated()
+            fractions.append(snapshot.fractionCompleted)
+        }
+        #expect(fractions.last == 1)
+        #expect(fractions == fractions.sorted())
+    }
+
+    @Test("An aggregate's updates end once its operations have all finished")
+    func aggregateUpdatesEnd() async throws {
+        let queue = OperationQueue()
+        let operations = (0..<20).map { n in
+            TaskOperation(totalUnitCount: 2) {
+                $0.advance(by: 2); return n
+            }
+        }
+        let results = try queue.results(of: operations)
+        async let all = results.collect()
+        var last: ProgressSnapshot?
+        for await snapshot in results.operationProgress.updates(every: .milliseconds(1)) { last = snapshot }
+        #expect(last?.isFinished == true)
+        #expect(last?.completedUnitCount == 20)
+        #expect(await all.count == 20)
+    }
+
+    @Test("Randomized: reporters on many threads, cancellations, finishes and watchers")
+    func randomizedReporting() async throws {
+        var generator = Stress.generator(for: "progress reporting")
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 4
+        for _ in 0..<Stress.iterations(40) {
+            let count = Int.random(in: 1...12, using: &generator)
+            let units = (0..<count).map { _ in Int64.random(in: 1...50, using: &generator) }
+            let cancelled = (0..<count).map { _ in Bool.random(using: &generator) && Bool.random(using: &generator) }
+            let withView = Bool.random(using: &generator)
+            let operations = units.map { total in
+                TaskOperation(totalUnitCount: total) { progress in
+                    for _ in 0..<total {
+                        if Task.isCancelled { break }
+                        progress.advance()
+                        await Task.yield()
+                    }
+                }
+            }
+            let group = try GroupOperation(operations) {}
+            if withView { _ = group.progress }
+            let watcher = Task {
+                var last: ProgressSnapshot?
+                for await snapshot in group.operationProgress.updates(every: .microseconds(100)) {
+                    if let last { #expect(snapshot != last) }
+                    last = snapshot
+                }
+                return last
+            }
+            queue.addOperation(group)
+            for (operation, cancel) in zip(operations, cancelled) where cancel { operation.cancel() }
+            try await group.waitForCompletion()
+            let last = await watcher.value
+            #expect(last?.isFinished == true)
+            for (operation, wasCancelled) in zip(operations, cancelled) {
+                let snapshot = operation.operationProgress.snapshot
+                #expect(snapshot.isFinished)
+                if !snapshot.isCancelled { #expect(snapshot.fractionCompleted == 1) }
+                if wasCancelled { #expect(snapshot.isCancelled || operation.result != nil) }
+            }
+            let allCompleted = operations.allSatisfy { !$0.operationProgress.isCancelled }
+            #expect((group.operationProgress.fractionCompleted == 1) == allCompleted)
+        }
+    }
+
+    #if EXIT_TESTS
+        @Test("Programmer errors trap: a negative weight, reporting on an aggregate, a non-positive interval")
+        func programmerErrorsTrap() async {
+            await #expect(processExitsWith: .failure) {
+                _ = OperationProgress(aggregating: [BlockOperation()]) { _ in -1 }
+            }
+            await #expect(processExitsWith: .failure) {
+                OperationProgress(aggregating: [BlockOperation()]).advance()
+            }
+            await #expect(processExitsWith: .failure) {
+                _ = TaskOperation { 1 }.operationProgress.updates(every: .zero)
+            }
+        }
+    #endif
+}

@@ -355,6 +355,52 @@ struct Scenarios {
             #endif
         }
 
+        if wanted("progress") {
+            let progressCount = options.size(20_000)
+            rows.append(
+                await compare(
+                    "\(progressCount) TaskOperations reporting 100 units each vs reporting none", rounds: rounds,
+                    target: 1.20, note: "baseline: the same addTask operations, whose closures report nothing"
+                ) {
+                    let queue = OperationQueue()
+                    for index in 0..<progressCount {
+                        queue.addTask(totalUnitCount: 100) { (progress) async -> Int in
+                            for _ in 0..<100 { progress.advance() }
+                            return index
+                        }
+                    }
+                    await queue.drain()
+                } baseline: {
+                    let queue = OperationQueue()
+                    for index in 0..<progressCount {
+                        queue.addTask { () async -> Int in index }
+                    }
+                    await queue.drain()
+                })
+            rows.append(
+                await compare(
+                    "\(progressCount) TaskOperations reporting 100 units, watched through their group's updates",
+                    rounds: rounds, target: nil,
+                    note: "for information: baseline is the same group, unwatched, its closures reporting nothing"
+                ) {
+                    let operations = (0..<progressCount).map { index in
+                        TaskOperation(totalUnitCount: 100) { (progress) async -> Int in
+                            for _ in 0..<100 { progress.advance() }
+                            return index
+                        }
+                    }
+                    let group = try! GroupOperation(operations) {}
+                    let watcher = Task {
+                        for await _ in group.operationProgress.updates(every: .milliseconds(50)) {}
+                    }
+                    _ = await OperationQueue().run(group)
+                    await watcher.value
+                } baseline: {
+                    let operations = (0..<progressCount).map { index in TaskOperation { () async -> Int in index } }
+                    _ = await OperationQueue().run(try! GroupOperation(operations) {})
+                })
+        }
+
         if wanted("memory") {
             // Each probe is a subprocess: there are none on iOS-family platforms.
             #if os(macOS) || os(Linux)

@@ -41,14 +41,17 @@ final class FakeFileServer: @unchecked Sendable {
     /// Delivers the completions one after the other, as one network connection would.
     private let network = DispatchQueue(label: "FakeFileServer.network")
     private let connections: Int
+    /// Real time each 100 KB chunk takes to arrive: zero (instant) unless a person is watching.
+    private let secondsPerChunk: Double
     private var now = 0
     private var requests = 0
     private var inFlight: [Transfer] = []
     /// The downloads of the current batches that have not requested their file yet.
     private var waitingToStart: [DownloadOperation] = []
 
-    init(connections: Int) {
+    init(connections: Int, secondsPerChunk: Double = 0) {
         self.connections = connections
+        self.secondsPerChunk = secondsPerChunk
     }
 
     /// Tells the server which downloads are coming.
@@ -56,13 +59,15 @@ final class FakeFileServer: @unchecked Sendable {
         lock.withLock { waitingToStart += downloads }
     }
 
-    /// Calls `completion` with the file's bytes, or `.notFound`, on another thread. Transfers
-    /// cannot be interrupted.
+    /// Calls `received` with each chunk's kilobytes (100 KB at most), then `completion` with the
+    /// file's bytes, or `.notFound`, on another thread. Transfers cannot be interrupted.
     func download(
         _ file: RemoteFile,
         for operation: DownloadOperation,
+        received: @escaping @Sendable (Int) -> Void,
         completion: @escaping @Sendable (Result<Data, DownloadError>) -> Void
     ) {
+        let secondsPerChunk = secondsPerChunk
         lock.withLock {
             waitingToStart.removeAll { $0 === operation }
             let duration = (file.kilobytes ?? 100) / 10
@@ -70,6 +75,10 @@ final class FakeFileServer: @unchecked Sendable {
             inFlight.append(
                 Transfer(finishesAt: now + duration, order: requests) {
                     if let kilobytes = file.kilobytes {
+                        for chunk in stride(from: 0, to: kilobytes, by: 100) {
+                            if secondsPerChunk > 0 { Thread.sleep(forTimeInterval: secondsPerChunk) }
+                            received(min(100, kilobytes - chunk))
+                        }
                         completion(.success(Data(count: kilobytes * 1024)))
                     } else {
                         completion(.failure(.notFound(file.name)))
@@ -112,8 +121,12 @@ final class DownloadOperation: AsyncResultOperation<Data, DownloadError>, @unche
         self.server = server
     }
 
+    /// Reports the kilobytes received on its ``operationProgress``, out of the file's size.
     override func main() {
-        server.download(file, for: self) { [self] result in
+        operationProgress.totalUnitCount = Int64(file.kilobytes ?? 0)
+        server.download(file, for: self) { [self] kilobytes in
+            operationProgress.advance(by: Int64(kilobytes))
+        } completion: { [self] result in
             finish(with: result)
         }
     }

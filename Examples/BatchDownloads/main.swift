@@ -1,12 +1,14 @@
 // BatchDownloads: a batch of downloads run by classic operations, consumed from async code as
 // the results arrive, then aggregated — the async replacement of the classic "done" operation
-// that depends on every download.
+// that depends on every download — and watched with a live progress bar.
 import Foundation
 import OperationBridge
 
 let queue = OperationQueue()
 queue.maxConcurrentOperationCount = 2
-let server = FakeFileServer(connections: 2)
+// In a terminal the transfers take real time, so that the progress bar of part 5 can be seen
+// filling; elsewhere (a log, CI) they are instant.
+let server = FakeFileServer(connections: 2, secondsPerChunk: standardOutputIsTerminal ? 0.02 : 0)
 
 let files = [
     RemoteFile(name: "report.pdf", kilobytes: 1_200),
@@ -82,3 +84,14 @@ do throws(DownloadError) {
     // The downloads that had not finished were cancelled (which ones depends on timing).
     print("  downloads still running: \(allOrNothing.filter { !$0.isFinished }.count)")
 }
+
+// 5. Live progress: each download reports the kilobytes it has received (its operationProgress);
+// an aggregate weighs each download by its size; the main actor — top-level code runs on it —
+// draws a bar from throttled snapshots until the downloads have finished.
+print("\nLive progress — OperationProgress(aggregating:) weighted by size, drawn from updates():")
+let tracked = downloads(of: goodFiles)
+let overall = OperationProgress(aggregating: tracked) { Int64($0.file.kilobytes ?? 0) }
+let trackedResults = try queue.results(of: tracked)
+async let downloaded = trackedResults.collect()
+await drawProgressBar(for: overall)
+print("  \(await downloaded.count) files downloaded")

@@ -47,7 +47,9 @@ extension OperationProgress {
 /// A value: iterate it from any task, as many times as you like, each iteration reading on its
 /// own. Cancelling the iterating task ends the iteration; it cancels nothing else.
 public struct ProgressUpdates<C: Clock<Duration>>: AsyncSequence, Sendable {
+    /// A snapshot of the progress.
     public typealias Element = ProgressSnapshot
+    /// Never: the sequence ends, it does not throw.
     public typealias Failure = Never
 
     let progress: OperationProgress

@@ -269,7 +269,8 @@ public final class OperationProgress: @unchecked Sendable {
     ///
     /// Created on first use, the same object every time. From then on each report also updates
     /// it (Foundation's cost, about 0.15 µs a report): watch ``updates(every:clock:)`` instead
-    /// where you can. For an aggregate, it is a parent of Foundation progress objects that follow
+    /// where you can. It shows no units while the total is unknown, never more than the total,
+    /// and stops moving once it has reached it (Foundation's parents would count it again). For an aggregate, it is a parent of Foundation progress objects that follow
     /// its operations, each with its weight as pending units.
     ///
     /// ## Cancellation and threading
@@ -337,9 +338,15 @@ public final class OperationProgress: @unchecked Sendable {
     /// `lock`.
     private func write(to view: Progress) {
         let state = lock.withCriticalSection { (completed: completed, total: total, cancelled: cancelled) }
-        if children == nil {
-            if view.totalUnitCount != state.total { view.totalUnitCount = state.total }
-            if view.completedUnitCount != state.completed { view.completedUnitCount = state.completed }
+        // Foundation's parents (on Linux) count a child each time it is written complete, and
+        // take a child with no total and a count as complete: so a view shows no count while the
+        // total is unknown, never more than the total, and stops moving once complete.
+        let viewComplete = view.totalUnitCount > 0 && view.completedUnitCount >= view.totalUnitCount
+        if children == nil && !viewComplete {
+            let total = max(state.total, 0)
+            let completed = total > 0 ? min(max(state.completed, 0), total) : 0
+            if view.totalUnitCount != total { view.totalUnitCount = total }
+            if view.completedUnitCount != completed { view.completedUnitCount = completed }
         }
         // After the counts: Foundation calls the cancellation handler, which cancels the operation.
         if state.cancelled && !view.isCancelled { view.cancel() }

@@ -384,14 +384,21 @@ struct FoundationProgressTests {
     @Test("The package's operations count toward their queue's progress once it reports")
     func queueProgress() async throws {
         let queue = OperationQueue()
-        queue.progress.totalUnitCount = 3
+        queue.progress.totalUnitCount = 4
         let operations: [Operation] = [
             TaskOperation { 1 }, ProbeOperation(.inMain), TaskOperation(totalUnitCount: 5) { $0.advance(by: 5) },
+            // Reports past its total, then changes the total: still one unit of the queue's.
+            TaskOperation(totalUnitCount: 2) { progress in
+                progress.advance(by: 2)
+                progress.advance(by: 3)
+                progress.totalUnitCount = 0
+                progress.totalUnitCount = 4
+            },
         ]
         for operation in operations { queue.addOperation(operation) }
         for operation in operations { try await queue.runUntilFinished(operation) }
         try await queue.waitForAllOperations()
-        #expect(queue.progress.completedUnitCount == 3)
+        #expect(queue.progress.completedUnitCount == 4)
         #expect(queue.progress.fractionCompleted == 1)
 
         // Without the opt-in, nothing is counted.

@@ -103,7 +103,7 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     /// ``OperationProgress/foundationProgress``. Cancelling it cancels the group. Thread-safe.
     public var progress: Progress { operationProgress.foundationProgress }
 
-    override func makeOperationProgress(finished: Bool, cancelled: Bool) -> OperationProgress {
+    override func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
         let progress = OperationProgress(children: children, finished: finished, cancelled: cancelled)
         progress.attach(to: self)
         return progress

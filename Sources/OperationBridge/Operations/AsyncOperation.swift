@@ -552,14 +552,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let (observers, rareWork, cancelled) = lock.withCriticalSection {
+            let (observers, rareWork, cancelled, ran) = lock.withCriticalSection {
                 attachedTask = nil
-                return (lifecycle.completeFinish(), rare?.finished(), lifecycle.isCancellationRecorded)
+                let ran = ranItsWorkLocked(executed: wasExecuting)
+                return (lifecycle.completeFinish(), rare?.finished(), lifecycle.isCancellationRecorded, ran)
             }
             for timer in rareWork?.timers ?? [] { timer.cancel() }
             if let keys = rareWork?.keys { ExclusivityCoordinator.shared.withdraw(keys) }
             // Before anyone is told of the finish: an awaiter that reads the progress sees it ended.
-            rareWork?.progress?.operationFinished(cancelled: cancelled)
+            rareWork?.progress?.operationFinished(cancelled: cancelled, ran: ran)
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             dropLinksAfterFinishing()
@@ -591,14 +592,21 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
     }
 
+    /// Whether the operation ran its work: it was executing (`executed`), and did not finish
+    /// without running because an upstream or a condition failed (a chained step finds that out
+    /// in `main()`). Callers hold `lock`.
+    func ranItsWorkLocked(executed: Bool) -> Bool {
+        executed && rare?.upstreamFailure == nil && rare?.conditionFailure == nil
+    }
+
     /// Whether the operation counts toward the `progress` of the queue running it, when that
     /// queue reports progress; the package's own markers do not.
     var countsTowardQueueProgress: Bool { true }
 
     /// A new ``OperationProgress`` for the operation, in the state given; a group's aggregates
     /// its children. Called holding `lock`.
-    func makeOperationProgress(finished: Bool, cancelled: Bool) -> OperationProgress {
-        let progress = OperationProgress(finished: finished, cancelled: cancelled)
+    func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
+        let progress = OperationProgress(finished: finished, cancelled: cancelled, ran: ran)
         progress.attach(to: self)
         return progress
     }

@@ -13,8 +13,9 @@ extension Pipeline {
     /// ```
     ///
     /// Each step counts with its own progress (a step that reports nothing: one unit, completed
-    /// when it finishes). It has finished once every step has; a cancelled or failed-upstream
-    /// step keeps it below 1. For other weights, make your own:
+    /// when it finishes). It has finished once every step has; a cancelled step, or one that did
+    /// not run because a dependency failed, keeps it below 1 (a step that ran and failed counts
+    /// as complete). For other weights, make your own:
     /// `OperationProgress(aggregating: pipeline.operations) { … }`.
     ///
     /// ## Cancellation and threading

@@ -13,13 +13,21 @@ extension AsyncOperation {
     /// ```
     ///
     /// Created on first use, the same object every time; an operation that reports nothing counts
-    /// as one unit. Finishing completes it; cancelling (or timing out) marks it cancelled. For a
-    /// ``GroupOperation`` it aggregates the children, each weighing one.
+    /// as one unit. Finishing after running completes it; cancelling (or timing out) marks it
+    /// cancelled, and a cancelled operation's progress, or one that finished without running, is
+    /// not completed (see ``OperationProgress``). For a ``GroupOperation`` it aggregates the
+    /// children, each weighing one.
     ///
     /// While the operation runs on a queue whose `progress` reports (its `totalUnitCount` was
     /// set), it is also a child of that progress, worth one unit, as Foundation's own operations
     /// are: the package's operations count toward `OperationQueue.progress` on every platform,
-    /// although they override `start()`.
+    /// although they override `start()`. Its unit completes when the operation completes its
+    /// progress: one cancelled while it runs leaves the queue's fraction below 1 (Foundation
+    /// completes the unit of its own synchronous operations when `main()` returns, cancelled or
+    /// not); one cancelled before it starts is not counted at all, as with Foundation.
+    ///
+    /// A subclass of yours with an `operationProgress` member of its own no longer compiles:
+    /// rename it (the name was chosen to make that rare).
     ///
     /// Named so as not to collide with a `progress` property of your own subclasses; the
     /// package's final classes (``TaskOperation``, ``ChainedTaskOperation``, ``GroupOperation``)
@@ -32,7 +40,8 @@ extension AsyncOperation {
         lock.withCriticalSection {
             if let progress = rare?.progress { return progress }
             let progress = makeOperationProgress(
-                finished: lifecycle.isFinished, cancelled: lifecycle.isCancellationRecorded)
+                finished: lifecycle.isFinished, cancelled: lifecycle.isCancellationRecorded,
+                ran: ranItsWorkLocked(executed: lifecycle.didExecute))
             rareState().progress = progress
             return progress
         }

@@ -19,9 +19,13 @@ import Foundation
 /// }
 /// ```
 ///
-/// - Finishing the operation completes its progress (`fractionCompleted` 1), whatever units were
-///   reported — unless it was cancelled: cancelling (or timing out) marks the progress cancelled,
-///   and it keeps the fraction it had. Reports after the operation has finished are ignored.
+/// - Finishing the operation after it ran its work completes its progress (`fractionCompleted`
+///   1), whatever units were reported — also when the work failed.
+/// - Cancelling (or timing out) marks the progress cancelled, and the finish does not complete
+///   it: it keeps the units the work reported (until the finish, reports still count). Nor does
+///   a finish without running (cancelled before it started, stopped by an upstream failure or a
+///   condition): the progress stays where it was, usually 0.
+/// - Reports after the operation has finished are ignored.
 /// - An aggregate (``init(aggregating:weight:)``, a group's, a pipeline's or a results
 ///   sequence's) reads its operations' progress, each weighted, whenever it is asked: reporting
 ///   on an operation never costs more because something aggregates it.
@@ -46,6 +50,8 @@ public final class OperationProgress: @unchecked Sendable {
     private var total: Int64
     private var finished: Bool
     private var cancelled: Bool
+    /// Whether the finish completed an operation's own progress: it ran, and was not cancelled.
+    private var completedByFinish = false
     /// Whether `finished` and `cancelled` follow an operation (set by its lifecycle) rather than,
     /// for an aggregate of its own, its operations.
     private let followsOperation: Bool
@@ -63,15 +69,18 @@ public final class OperationProgress: @unchecked Sendable {
     }
 
     /// The progress of an operation — of a group, with `children`: the group's children, each
-    /// weighing one — in the state given.
-    init(total: Int64 = 1, children: [Operation]? = nil, finished: Bool = false, cancelled: Bool = false) {
+    /// weighing one — in the state given (`ran`: whether a finished operation had run its work).
+    init(
+        total: Int64 = 1, children: [Operation]? = nil, finished: Bool = false, cancelled: Bool = false,
+        ran: Bool = false
+    ) {
         let children = children?.map { Child(operation: $0, weight: 1) }
         self.children = children
         self.total = children.map { Int64($0.count) } ?? total
         self.finished = false
         self.cancelled = cancelled
         self.followsOperation = true
-        if finished { finishLocked(cancelled: cancelled) }
+        if finished { finishLocked(cancelled: cancelled, ran: ran) }
     }
 
     /// An aggregate of `operations`' progress, each weighted by `weight`: its fraction is the
@@ -83,14 +92,15 @@ public final class OperationProgress: @unchecked Sendable {
     /// ```
     ///
     /// The package's operations count with their own progress; any other operation as one unit,
-    /// completed when it finishes without being cancelled. An operation listed twice counts once.
+    /// completed when it finishes without being cancelled. An operation listed twice counts once;
+    /// one of weight zero is left out — neither counted nor waited for.
     /// Its ``totalUnitCount`` is the sum of the weights; its ``completedUnitCount`` the weights of
     /// the operations that have completed. It is cancelled when one of them was.
     ///
     /// ## Cancellation and threading
     /// Reads the operations whenever it is asked for a snapshot; creating it takes no lock and
-    /// changes nothing. Cancelling its ``foundationProgress`` cancels the operations. A weight of
-    /// zero leaves an operation out; a negative weight traps (a programmer error).
+    /// changes nothing. Cancelling its ``foundationProgress`` cancels the operations. A negative
+    /// weight traps (a programmer error).
     ///
     /// - Parameters:
     ///   - operations: The operations, in any state, queued or not.
@@ -103,7 +113,8 @@ public final class OperationProgress: @unchecked Sendable {
         for operation in operations where seen.insert(ObjectIdentifier(operation)).inserted {
             let weight = weight(operation)
             precondition(weight >= 0, "OperationProgress(aggregating:weight:): weight \(weight) is negative")
-            children.append(Child(operation: operation, weight: weight))
+            // Weight zero: left out, also of when the aggregate has finished.
+            if weight > 0 { children.append(Child(operation: operation, weight: weight)) }
         }
         self.children = children
         self.total = children.reduce(0) { $0 + $1.weight }
@@ -120,7 +131,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// For an aggregate, the sum of its weights; setting it traps (a programmer error: report on
     /// the operations). Setting it after the operation has finished does nothing. Thread-safe.
     public var totalUnitCount: Int64 {
-        get { lock.withCriticalSection { total } }
+        get { children == nil ? lock.withCriticalSection { total } : snapshot.totalUnitCount }
         set { report { $0.total = newValue } }
     }
 
@@ -129,7 +140,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// For an aggregate, the weights of its completed operations; setting it traps (a programmer
     /// error). Setting it after the operation has finished does nothing. Thread-safe.
     public var completedUnitCount: Int64 {
-        get { lock.withCriticalSection { completed } }
+        get { children == nil ? lock.withCriticalSection { completed } : snapshot.completedUnitCount }
         set { report { $0.completed = newValue } }
     }
 
@@ -195,7 +206,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// The snapshot of an operation's own progress (not an aggregate). Callers hold `lock`.
     private func ownSnapshotLocked() -> ProgressSnapshot {
         let fraction: Double
-        if finished && !cancelled {
+        if completedByFinish {
             fraction = 1
         } else {
             fraction = total > 0 ? min(max(Double(completed) / Double(total), 0), 1) : 0
@@ -240,25 +251,26 @@ public final class OperationProgress: @unchecked Sendable {
         if hasViews { refreshViews() }
     }
 
-    /// The operation has finished: completes the progress unless it was cancelled. Call it
-    /// without holding the operation's lock.
-    func operationFinished(cancelled wasCancelled: Bool) {
+    /// The operation has finished: completes the progress if it ran its work (`ran`) and was not
+    /// cancelled. Call it without holding the operation's lock.
+    func operationFinished(cancelled wasCancelled: Bool, ran: Bool) {
         let hasViews = lock.withCriticalSection { () -> Bool in
             guard !finished else { return false }
-            finishLocked(cancelled: wasCancelled)
+            finishLocked(cancelled: wasCancelled, ran: ran)
             return !views.isEmpty
         }
         if hasViews { refreshViews() }
     }
 
-    /// Marks the progress finished — and, for an operation's own progress not cancelled,
-    /// complete. Callers hold `lock` (or initialize).
-    private func finishLocked(cancelled wasCancelled: Bool) {
+    /// Marks the progress finished — and, for an operation's own progress, complete when the
+    /// operation ran its work and was not cancelled. Callers hold `lock` (or initialize).
+    private func finishLocked(cancelled wasCancelled: Bool, ran: Bool) {
         finished = true
         cancelled = cancelled || wasCancelled
-        if children == nil && !cancelled {
+        if children == nil && !cancelled && ran {
             if total <= 0 { total = max(completed, 1) }
             completed = max(completed, total)
+            completedByFinish = true
         }
     }
 
@@ -274,8 +286,10 @@ public final class OperationProgress: @unchecked Sendable {
     /// its operations, each with its weight as pending units.
     ///
     /// ## Cancellation and threading
-    /// Cancelling it (`cancel()`) cancels the operation — for an aggregate, its operations. The
-    /// package writes it while holding a lock of its own. On Apple platforms `Progress` is
+    /// Cancelling it (`cancel()`) cancels the operation — for an aggregate, its operations —
+    /// through its `cancellationHandler`, which Foundation may call on another thread: the
+    /// operation is cancelled soon after `cancel()` returns, not necessarily before (cancel the
+    /// operation itself where that matters). The package writes it while holding a lock of its own. On Apple platforms `Progress` is
     /// thread-safe. On Linux Foundation's `Progress` takes no lock at all: read it where the
     /// package does not write it (after the work has finished), or read ``snapshot`` instead.
     public var foundationProgress: Progress {

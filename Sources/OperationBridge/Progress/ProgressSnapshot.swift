@@ -22,8 +22,9 @@ public struct ProgressSnapshot: Sendable, Hashable, CustomStringConvertible {
     public let completedUnitCount: Int64
     /// The units of work in total; zero or less while unknown.
     public let totalUnitCount: Int64
-    /// How much of the work is done, from 0 to 1. `1` once an operation has finished without
-    /// being cancelled, whatever units it reported; `0` while the total is unknown.
+    /// How much of the work is done, from 0 to 1. `1` once an operation has run its work and
+    /// finished without being cancelled, whatever units it reported; `0` while the total is
+    /// unknown.
     public let fractionCompleted: Double
     /// Whether the work has ended: the operation has finished (cancelled or not), or every
     /// operation of an aggregate has. The last snapshot of ``OperationProgress/updates(every:clock:)``.

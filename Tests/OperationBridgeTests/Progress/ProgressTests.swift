@@ -298,6 +298,47 @@ struct ProgressTests {
         #expect(values.operationProgress.snapshot.isFinished)
     }
 
+    @Test("A step that did not run because its upstream failed stays at 0; the pipeline stays below 1")
+    func skippedStepsAreNotCompleted() async throws {
+        let queue = OperationQueue()
+        let bad = TaskOperation { () async throws(RepresentableError) -> Int in throw .boom(1) }
+        let after = bad.then(totalUnitCount: 2) { (value: Int, progress) async -> Int in
+            progress.advance(by: 2)
+            return value
+        }
+        let pipeline = try Pipeline([bad, after], on: queue)
+        pipeline.start()
+        try await pipeline.waitForCompletion()
+        #expect(after.upstreamFailure != nil)
+        let skipped = after.operationProgress.snapshot
+        #expect(skipped.isFinished && !skipped.isCancelled && skipped.fractionCompleted == 0)
+        // `bad` ran and failed: complete. `after` never ran: 0.
+        let overall = pipeline.operationProgress.snapshot
+        #expect(overall.isFinished && overall.fractionCompleted == 0.5 && overall.completedUnitCount == 1)
+        // Asked for only now, after the finish: the same answers.
+        let never = TaskOperation { 1 }
+        never.cancel()
+        _ = await queue.run(never)
+        #expect(never.operationProgress.snapshot.fractionCompleted == 0)
+        #expect(never.operationProgress.snapshot.isCancelled)
+    }
+
+    @Test("An aggregate's unit-count properties read its operations; weight zero is left out, also of its finish")
+    func aggregateProperties() async throws {
+        let queue = OperationQueue()
+        let done = TaskOperation { 1 }
+        let ignored = NeverEndingOperation()
+        _ = await queue.run(done)
+        let overall = OperationProgress(aggregating: [done, ignored] as [Operation]) { $0 === done ? 3 : 0 }
+        #expect(overall.completedUnitCount == 3)
+        #expect(overall.totalUnitCount == 3)
+        #expect(overall.isFinished && overall.fractionCompleted == 1)
+        let group = try GroupOperation([TaskOperation { 2 }]) {}
+        _ = await queue.run(group)
+        #expect(group.operationProgress.completedUnitCount == 1)
+        #expect(OperationProgress(aggregating: [ignored]) { _ in 0 }.isFinished)
+    }
+
     @Test("A cancelled results sequence leaves its progress cancelled, below 1")
     func cancelledResultsProgress() async throws {
         let never = NeverEndingOperation()

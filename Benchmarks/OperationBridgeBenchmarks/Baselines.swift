@@ -255,3 +255,26 @@ final class HandWrittenAsyncLock: @unchecked Sendable {
         }
     }
 }
+
+/// The serial async queue a team writes by hand, as async task-queue libraries do: each closure
+/// runs in a `Task` of its own that first awaits the task before it.
+///
+/// Safety: `last` is only touched while holding `lock`.
+final class HandWrittenSerialQueue: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: Task<Void, Never>?
+
+    /// Runs `body` once every closure enqueued before it has run; its task gives the result.
+    @discardableResult
+    func enqueue<Result: Sendable>(_ body: @escaping @Sendable () async -> Result) -> Task<Result, Never> {
+        lock.lock()
+        defer { lock.unlock() }
+        let previous = last
+        let task = Task {
+            await previous?.value
+            return await body()
+        }
+        last = Task { _ = await task.value }
+        return task
+    }
+}

@@ -55,8 +55,8 @@ struct Scenarios {
         if wanted("await") {
             rows.append(
                 await compare(
-                    "await \(awaitCount) concurrently vs a plain sync Operation", rounds: rounds, target: nil,
-                    note: "for information: baseline is a synchronous Operation subclass with a callback (the floor)"
+                    "await \(awaitCount) concurrently vs a plain sync Operation", rounds: rounds, target: 1.25,
+                    note: "baseline: a synchronous Operation subclass with a callback (the floor)"
                 ) {
                     let queue = OperationQueue()
                     await forEachConcurrently(awaitCount) { index in
@@ -73,8 +73,8 @@ struct Scenarios {
             // asynchronous operation class, not of the bridge.
             rows.append(
                 await compare(
-                    "await \(awaitCount) one after another vs a plain sync Operation", rounds: rounds, target: nil,
-                    note: "for information: baseline is a synchronous Operation subclass with a callback (the floor)"
+                    "await \(awaitCount) one after another vs a plain sync Operation", rounds: rounds, target: 1.25,
+                    note: "baseline: a synchronous Operation subclass with a callback (the floor)"
                 ) {
                     let queue = OperationQueue()
                     for index in 0..<awaitCount {
@@ -85,6 +85,45 @@ struct Scenarios {
                     for index in 0..<awaitCount {
                         _ = await handWrittenRun(CallbackOperation(index), on: queue)
                     }
+                })
+        }
+
+        if wanted("serial") {
+            // Against the async task-queue libraries: a serial queue written by hand, each closure
+            // a Task that awaits the one before it.
+            rows.append(
+                await compare(
+                    "await \(awaitCount) TaskOperations one after another (queue.run) vs a serial async queue",
+                    rounds: rounds, target: 1.0,
+                    note: "baseline: a hand-written serial async queue, each closure a Task awaiting the previous one"
+                ) {
+                    let queue = OperationQueue()
+                    queue.maxConcurrentOperationCount = 1
+                    var sum = 0
+                    for index in 0..<awaitCount {
+                        sum &+= await queue.run(TaskOperation { () async -> Int in index }) ?? 0
+                    }
+                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                } baseline: {
+                    let queue = HandWrittenSerialQueue()
+                    var sum = 0
+                    for index in 0..<awaitCount {
+                        sum &+= await queue.enqueue { index }.value
+                    }
+                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                })
+            let chainSize = options.size(4_000)
+            rows.append(
+                try await compare(
+                    "\(chainSize)-step chain through Pipeline vs a serial async queue", rounds: rounds, target: 1.0,
+                    note: "baseline: the same chain as \(chainSize) closures on a hand-written serial async queue"
+                ) {
+                    try await runPipeline(chain(chainSize))
+                } baseline: {
+                    let queue = HandWrittenSerialQueue()
+                    var last: Task<Void, Never>?
+                    for _ in 0..<chainSize { last = queue.enqueue {} }
+                    await last?.value
                 })
         }
 
@@ -215,7 +254,7 @@ struct Scenarios {
             if wanted("chain") {
                 rows.append(
                     try await compare(
-                        "\(graphSize)-step chain through Pipeline", rounds: rounds, target: 2.0,
+                        "\(graphSize)-step chain through Pipeline", rounds: rounds, target: 1.3,
                         note: "baseline: \(graphSize) independent operations added to a queue"
                     ) {
                         try await runPipeline(chain(graphSize))
@@ -226,7 +265,7 @@ struct Scenarios {
             if wanted("fan-out") {
                 rows.append(
                     try await compare(
-                        "\(graphSize) fan-out through Pipeline", rounds: rounds, target: 2.0,
+                        "\(graphSize) fan-out through Pipeline", rounds: rounds, target: 1.3,
                         note: "one source, \(graphSize) dependents; baseline: independent operations"
                     ) {
                         try await runPipeline(fanOut(graphSize))
@@ -454,7 +493,7 @@ struct Scenarios {
         private func memoryPerPendingOperation(count: Int) async -> Measurement {
             probeRow(
                 "memory per pending operation (\(count) in a suspended queue)", rounds: options.rounds,
-                library: ("TaskOperation", count), baseline: ("BlockOperation", count), target: 2, unit: "B/op",
+                library: ("TaskOperation", count), baseline: ("BlockOperation", count), target: 1.05, unit: "B/op",
                 note:
                     "TaskOperation vs BlockOperation: resident bytes per queued operation, each probe in a fresh process"
             )

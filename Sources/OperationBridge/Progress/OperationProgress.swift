@@ -377,13 +377,3 @@ public final class OperationProgress: @unchecked Sendable {
 enum FoundationProgressViews {
     static let lock = NSRecursiveLock()
 }
-
-extension NSRecursiveLock {
-    /// Runs `body` while holding the lock; see `NSLock.withCriticalSection(_:)`.
-    @inline(__always)
-    func withCriticalSection<Result>(_ body: () throws -> Result) rethrows -> Result {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
-}

@@ -1,8 +1,9 @@
 import Foundation
 
-/// The package's one lock primitive: `NSLock` (not `Mutex`, which needs macOS 15 / iOS 18),
-/// taken through a closure so that every critical section is balanced.
-extension NSLock {
+/// The package's one lock primitive: `NSLock` (not `Mutex`, which needs macOS 15 / iOS 18) —
+/// and, where a lock must be reentrant, `NSRecursiveLock` — taken through a closure so that
+/// every critical section is balanced.
+extension NSLocking {
     /// Runs `body` while holding the lock.
     ///
     /// The package's own spelling, independent of which Foundation version provides

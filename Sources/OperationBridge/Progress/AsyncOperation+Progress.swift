@@ -63,10 +63,9 @@ extension AsyncOperation {
     /// reports progress — as Foundation does for operations that run `Operation.start()`. Called
     /// as the operation begins executing, on the queue's thread.
     func countTowardQueueProgress() {
-        guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self) else { return }
-        let queueProgress = queue.progress
-        // Foundation's opt-in: the queue reports once its progress has a total.
-        guard queueProgress.totalUnitCount != 0 else { return }
+        guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self),
+            let queueProgress = QueueProgressLookup.shared.reportingProgress(of: queue)
+        else { return }
         let progress = operationProgress
         FoundationProgressViews.lock.withCriticalSection {
             queueProgress.addChild(progress.makeView(), withPendingUnitCount: 1)

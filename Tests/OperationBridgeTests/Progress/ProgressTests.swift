@@ -449,6 +449,28 @@ struct FoundationProgressTests {
     }
 }
 
+extension FoundationProgressTests {
+    @Test("Queue progress: a queue that opts in late counts from then on; many short-lived queues, each counted alone")
+    func queueProgressAcrossQueues() async throws {
+        let late = OperationQueue()
+        _ = await late.run(TaskOperation { 1 })
+        late.progress.totalUnitCount = 1
+        _ = await late.run(TaskOperation { 2 })
+        try await late.waitForAllOperations()
+        #expect(late.progress.completedUnitCount == 1)
+
+        // Queues come and go, often at the addresses of released ones: each counts its own.
+        for round in 0..<200 {
+            let queue = OperationQueue()
+            let reports = round % 3 == 0
+            if reports { queue.progress.totalUnitCount = 1 }
+            _ = await queue.run(TaskOperation { round })
+            try await queue.waitForAllOperations()
+            #expect(queue.progress.completedUnitCount == (reports ? 1 : 0))
+        }
+    }
+}
+
 @Suite("Progress: updates")
 struct ProgressUpdatesTests {
     @Test("Updates start with the current snapshot, skip unchanged ticks, throttle a flood, and end after the finish")

@@ -93,13 +93,19 @@ struct LifecycleStressTests {
                         )
                 )
             case 6:
-                // Classic chaining from the `PlainError` operation: whichever comes first, it
-                // ends cancelled without a result.
+                // Classic chaining from the `PlainError` operation: without a result either
+                // way. Cancelled when its own cancellation comes first; otherwise (on a running
+                // queue, started after its upstream was cancelled) stopped by the upstream
+                // failure, which `PlainError` cannot express: not cancelled, no result
+                // (`upstreamFailure` says why; see CancellationSemantics).
                 let upstream = try #require(operations[index - 3] as? ProbeResultOperation<PlainError>)
                 let operation = ChainedProbe<Int, PlainError>(body: { .success($0 ?? -1) })
                 operation.addDependency(upstream)
                 chainedMainCalls.append(operation.mainCalls)
-                add(operation, endings: [.cancelled(.none)])
+                add(
+                    operation,
+                    endings: Set([.cancelled(.none)])
+                        .union(afterCancelledUpstream(Ending(state: .finished, outcome: .none))))
             case 7:
                 operations.append(BlockOperation { blockRuns.increment() })
             case 8:

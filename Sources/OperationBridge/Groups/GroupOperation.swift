@@ -104,9 +104,7 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     public var progress: Progress { operationProgress.foundationProgress }
 
     override func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
-        let progress = OperationProgress(children: children, finished: finished, cancelled: cancelled)
-        progress.attach(to: self)
-        return progress
+        OperationProgress(children: children, finished: finished, cancelled: cancelled)
     }
 
     private static func childQueue(width: Int?) -> OperationQueue {

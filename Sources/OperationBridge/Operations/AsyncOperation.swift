@@ -606,9 +606,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// A new ``OperationProgress`` for the operation, in the state given; a group's aggregates
     /// its children. Called holding `lock`.
     func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
-        let progress = OperationProgress(finished: finished, cancelled: cancelled, ran: ran)
-        progress.attach(to: self)
-        return progress
+        OperationProgress(finished: finished, cancelled: cancelled, ran: ran)
     }
 
     /// Called after the operation became executing and before ``main()``. Returning `false`

@@ -42,6 +42,7 @@ extension AsyncOperation {
             let progress = makeOperationProgress(
                 finished: lifecycle.isFinished, cancelled: lifecycle.isCancellationRecorded,
                 ran: ranItsWorkLocked(executed: lifecycle.didExecute))
+            progress.attach(to: self)
             rareState().progress = progress
             return progress
         }
@@ -52,11 +53,6 @@ extension AsyncOperation {
     final func attachProgress(_ progress: OperationProgress) {
         progress.attach(to: self)
         lock.withCriticalSection { rareState().progress = progress }
-    }
-
-    /// The operation's progress now, as an aggregate counts it. Thread-safe.
-    var progressSnapshot: ProgressSnapshot {
-        operationProgress.snapshot
     }
 
     /// Makes the operation's progress a child of its queue's, worth one unit, when that queue

@@ -219,14 +219,10 @@ public final class OperationProgress: @unchecked Sendable {
     /// The progress of `operation` as an aggregate counts it.
     private static func state(of operation: Operation) -> ProgressSnapshot {
         if let operation = operation as? AsyncOperation {
-            return operation.progressSnapshot
+            return operation.operationProgress.snapshot
         }
-        return unitSnapshot(finished: operation.isFinished, cancelled: operation.isCancelled)
-    }
-
-    /// The progress of an operation that reported nothing: one unit, completed when it finished
-    /// without being cancelled.
-    static func unitSnapshot(finished: Bool, cancelled: Bool) -> ProgressSnapshot {
+        // Not the package's: one unit, completed when it finished without being cancelled.
+        let (finished, cancelled) = (operation.isFinished, operation.isCancelled)
         let completed: Int64 = finished && !cancelled ? 1 : 0
         return ProgressSnapshot(
             completedUnitCount: completed, totalUnitCount: 1, fractionCompleted: Double(completed),
@@ -282,16 +278,18 @@ public final class OperationProgress: @unchecked Sendable {
     /// Created on first use, the same object every time. From then on each report also updates
     /// it (Foundation's cost, about 0.15 µs a report): watch ``updates(every:clock:)`` instead
     /// where you can. It shows no units while the total is unknown, never more than the total,
-    /// and stops moving once it has reached it (Foundation's parents would count it again). For an aggregate, it is a parent of Foundation progress objects that follow
-    /// its operations, each with its weight as pending units.
+    /// and stops moving once it has reached it (Foundation's parents would count it again). For
+    /// an aggregate, it is a parent of Foundation progress objects that follow its operations,
+    /// each with its weight as pending units.
     ///
     /// ## Cancellation and threading
     /// Cancelling it (`cancel()`) cancels the operation — for an aggregate, its operations —
     /// through its `cancellationHandler`, which Foundation may call on another thread: the
     /// operation is cancelled soon after `cancel()` returns, not necessarily before (cancel the
-    /// operation itself where that matters). The package writes it while holding a lock of its own. On Apple platforms `Progress` is
-    /// thread-safe. On Linux Foundation's `Progress` takes no lock at all: read it where the
-    /// package does not write it (after the work has finished), or read ``snapshot`` instead.
+    /// operation itself where that matters). The package writes it while holding a lock of its
+    /// own. On Apple platforms `Progress` is thread-safe. On Linux Foundation's `Progress` takes
+    /// no lock at all: read it where the package does not write it (after the work has
+    /// finished), or read ``snapshot`` instead.
     public var foundationProgress: Progress {
         FoundationProgressViews.lock.withCriticalSection {
             if let primaryView = lock.withCriticalSection({ primaryView }) { return primaryView }
@@ -306,8 +304,9 @@ public final class OperationProgress: @unchecked Sendable {
     func makeView() -> Progress {
         let view = Progress(parent: nil, userInfo: nil)
         if let children {
-            view.totalUnitCount = children.reduce(0) { $0 + $1.weight }
-            for child in children where child.weight > 0 {
+            // An aggregate's `total` is the sum of its weights, which never changes.
+            view.totalUnitCount = lock.withCriticalSection { total }
+            for child in children {
                 view.addChild(Self.view(of: child.operation), withPendingUnitCount: child.weight)
             }
         }
@@ -333,8 +332,10 @@ public final class OperationProgress: @unchecked Sendable {
         view.totalUnitCount = 1
         view.cancellationHandler = { [weak operation] in operation?.cancel() }
         let complete: @Sendable () -> Void = {
+            // Asked before the lock is taken: `isCancelled` may be a subclass's override.
+            let cancelled = operation.isCancelled
             FoundationProgressViews.lock.withCriticalSection {
-                if operation.isCancelled { view.cancel() } else { view.completedUnitCount = 1 }
+                if cancelled { view.cancel() } else { view.completedUnitCount = 1 }
             }
         }
         if FinishObservation.observe(operation, complete) == nil { complete() }

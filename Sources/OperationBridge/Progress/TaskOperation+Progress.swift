@@ -1,11 +1,22 @@
 import Foundation
 
 // The closures that report progress: each receives the operation's `OperationProgress`. One
-// mechanism for all of them — the handle is made first, captured by the closure, and attached to
-// the operation as its progress — and the same overload pairs as the closures without progress
-// (a disfavored typed-throws one, and one for closures that cannot fail, `Failure == Never`).
+// mechanism for all of them — `init(reporting:running:)` on each operation class: the handle is
+// made first, captured by the closure, and attached to the operation as its progress — and the
+// same overload pairs as the closures without progress (a disfavored typed-throws one, and one
+// for closures that cannot fail, `Failure == Never`).
 
 extension TaskOperation {
+    /// An operation running the body that `makeBody` builds around a new progress handle with
+    /// `totalUnitCount`, which becomes the operation's progress.
+    convenience init(
+        reporting totalUnitCount: Int64, running makeBody: (OperationProgress) -> TaskBody<Success, Failure>
+    ) {
+        let progress = OperationProgress(total: totalUnitCount)
+        self.init(running: makeBody(progress))
+        attachProgress(progress)
+    }
+
     /// Creates an operation that runs `body` when started, handing it the operation's progress
     /// to report on.
     ///
@@ -30,9 +41,9 @@ extension TaskOperation {
         totalUnitCount: Int64,
         _ body: @escaping @Sendable (OperationProgress) async throws(Failure) -> Success
     ) {
-        let progress = OperationProgress(total: totalUnitCount)
-        self.init(running: .throwing { () async throws(Failure) -> Success in try await body(progress) })
-        attachProgress(progress)
+        self.init(reporting: totalUnitCount) { progress in
+            .throwing { () async throws(Failure) -> Success in try await body(progress) }
+        }
     }
 }
 
@@ -41,8 +52,19 @@ extension TaskOperation where Failure == Never {
     /// progress; see ``init(totalUnitCount:_:)``. Cancelling the operation cancels the `Task`
     /// running `body`; cancelled before it starts, `body` never runs.
     public convenience init(totalUnitCount: Int64, _ body: @escaping @Sendable (OperationProgress) async -> Success) {
+        self.init(reporting: totalUnitCount) { progress in .nonThrowing { await body(progress) } }
+    }
+}
+
+extension ChainedTaskOperation {
+    /// A step without a fixed input, running the body that `makeBody` builds around a new
+    /// progress handle with `totalUnitCount`, which becomes the step's progress.
+    convenience init(
+        reporting totalUnitCount: Int64,
+        running makeBody: (OperationProgress) -> ChainedTaskBody<Input, Output, Failure>
+    ) {
         let progress = OperationProgress(total: totalUnitCount)
-        self.init(running: .nonThrowing { await body(progress) })
+        self.init(input: nil, running: makeBody(progress))
         attachProgress(progress)
     }
 }
@@ -70,11 +92,9 @@ extension AsyncResultOperation where Success: Sendable {
         totalUnitCount: Int64,
         _ body: @escaping @Sendable (Success, OperationProgress) async throws(NewFailure) -> Output
     ) -> ChainedTaskOperation<Success, Output, NewFailure> {
-        let progress = OperationProgress(total: totalUnitCount)
-        let step = ChainedTaskOperation<Success, Output, NewFailure>(
-            input: nil,
-            running: .throwing { (input) async throws(NewFailure) -> Output in try await body(input, progress) })
-        step.attachProgress(progress)
+        let step = ChainedTaskOperation<Success, Output, NewFailure>(reporting: totalUnitCount) { progress in
+            .throwing { (input) async throws(NewFailure) -> Output in try await body(input, progress) }
+        }
         step.takeInput(from: self)
         return step
     }
@@ -88,10 +108,9 @@ extension AsyncResultOperation where Success: Sendable {
         totalUnitCount: Int64,
         _ body: @escaping @Sendable (Success, OperationProgress) async -> Output
     ) -> ChainedTaskOperation<Success, Output, Never> {
-        let progress = OperationProgress(total: totalUnitCount)
-        let step = ChainedTaskOperation<Success, Output, Never>(
-            input: nil, running: .nonThrowing { input in await body(input, progress) })
-        step.attachProgress(progress)
+        let step = ChainedTaskOperation<Success, Output, Never>(reporting: totalUnitCount) { progress in
+            .nonThrowing { input in await body(input, progress) }
+        }
         step.takeInput(from: self)
         return step
     }

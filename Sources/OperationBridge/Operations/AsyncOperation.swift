@@ -42,8 +42,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     // Safety: every stored property below is only touched while holding `lock`. Subclasses in
     // this module keep their own mutable state under the same lock, so that a result and the
     // lifecycle change together.
-    let lock = NSLock()
+    //
+    // `lifecycle` comes before `lock`: the lock fits in the tail of the state machine's layout
+    // (Design.md, "Memory per operation").
     private(set) var lifecycle = LifecycleStateMachine()
+    let lock = OperationLock()
     /// The `Task` running the operation's async work, if any; cancelled with the operation.
     private var attachedTask: Task<Void, Never>?
     /// What few operations have: an upstream failure that stopped them, a running-time limit,
@@ -431,6 +434,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// the queue running the operation, as Foundation applies a queue's quality of service to
     /// operations without their own. The task is detached: it inherits no task-local values from
     /// whoever queued or started the operation. `work` must end by finishing the operation.
+    ///
+    /// The task starts at once on the thread that started the operation (the queue's worker
+    /// thread, like any operation's `main()`) and runs there until its first suspension; it
+    /// continues on the cooperative pool. Work that never suspends ends before this returns, with
+    /// no hop to another thread (Design.md, "Where an async closure runs").
     final func runAttachedTask(_ work: @escaping @Sendable () async -> Void) {
         let queue = QueueSlots.queueRunning(self)
         let ownQualityOfService = qualityOfService
@@ -439,14 +447,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         // Detached: an operation started by hand from async code must not hand that code's
         // task-local values (or its actor) to the work, exactly as when a queue starts it. The
         // only value bound is the package's own: the queue whose slot the work holds.
+        let priority = TaskPriority(qualityOfService)
         let task: Task<Void, Never>
         if let queue {
             let held = ObjectIdentifier(queue)
-            task = Task.detached(priority: TaskPriority(qualityOfService)) {
+            task = Self.startDetachedTask(priority: priority) {
                 await QueueSlots.$held.withValue(held, operation: work)
             }
         } else {
-            task = Task.detached(priority: TaskPriority(qualityOfService), operation: work)
+            task = Self.startDetachedTask(priority: priority, work)
         }
         lock.withCriticalSection {
             if !lifecycle.isFinishingOrFinished { attachedTask = task }
@@ -454,6 +463,21 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         // `cancel()` sets the flag before it reads `attachedTask`, and the task was stored before
         // this read, so one of the two sides always sees the other.
         if isCancelled { task.cancel() }
+    }
+
+    /// A new detached task running `work`, started on the calling thread where the runtime can
+    /// (`Task.immediateDetached`: the Swift 6.2 runtime, which Linux toolchains carry and Apple
+    /// platforms have from their 26 releases); elsewhere an ordinary detached task.
+    private static func startDetachedTask(
+        priority: TaskPriority,
+        _ work: @escaping @Sendable () async -> Void
+    ) -> Task<Void, Never> {
+        #if compiler(>=6.2)
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                return Task.immediateDetached(priority: priority, operation: work)
+            }
+        #endif
+        return Task.detached(priority: priority, operation: work)
     }
 
     /// Finishes the lifecycle. Subclasses' `finish` variants funnel into this.

@@ -14,7 +14,7 @@ struct LifecycleStateMachine {
 
     /// Identifies a registered observer or waiter so it can be removed again.
     struct ObserverID: Hashable, Sendable {
-        fileprivate let rawValue: UInt64
+        fileprivate let rawValue: UInt32
     }
 
     private enum State {
@@ -39,8 +39,24 @@ struct LifecycleStateMachine {
         /// while the operation is pending (cancelled or finished before it started: the work will
         /// never run, so the result can no longer change).
         case waiter(Waiter, decision: Bool)
+        /// A waiter cancelled before its continuation was installed: the install answers `false`.
+        case cancelledBeforeInstall
     }
 
+    // Stored properties in this order on purpose: the two references first, the small fields
+    // last, so that the operation's lock fits in the tail of the struct (Design.md, "Memory per
+    // operation"). 27 bytes in all.
+
+    /// The queue the package added the operation to, or found it in, until it finishes. Strong,
+    /// and released at the finish: a weak reference costs a side-table update per operation, and
+    /// a queue keeps its pending operations anyway (on Linux each one also retains its queue until
+    /// it finishes).
+    private(set) var admittedQueue: OperationQueue?
+    /// The observers and waiters, and the waiters cancelled before they were installed.
+    private var observers: [(id: ObserverID, observer: Observer)] = []
+    /// The next observer identifier. 32 bits: identifiers only need to differ among the
+    /// observers of one operation alive at once.
+    private var nextObserverID: UInt32 = 0
     private var state: State = .pending
     /// `finish()` was called before the operation had been started; honoured by `start()`.
     private var finishRequested = false
@@ -56,15 +72,6 @@ struct LifecycleStateMachine {
     /// Someone asked the operation whether it is ready. Queues do when an operation is added
     /// (see ``admit(to:listed:)``).
     private var readinessQueried = false
-    /// The queue the package added the operation to, or found it in, until it finishes. Strong, and released at the finish: a weak
-    /// reference costs a side-table update per operation, and a queue keeps its pending
-    /// operations anyway (on Linux each one also retains its queue until it finishes).
-    private(set) var admittedQueue: OperationQueue?
-
-    private var observers: [(id: ObserverID, observer: Observer)] = []
-    private var nextObserverID: UInt64 = 0
-    /// Waiters cancelled before their continuation was installed.
-    private var cancelledWaiters: [ObserverID] = []
 
     // MARK: Queries
 
@@ -207,7 +214,6 @@ struct LifecycleStateMachine {
             preconditionFailure("Internal inconsistency: completed finish from \(state)")
         }
         state = .finished
-        cancelledWaiters = []
         admittedQueue = nil
         defer { observers = [] }
         return observers
@@ -281,8 +287,10 @@ struct LifecycleStateMachine {
     ///   stored.
     mutating func installWaiter(_ id: ObserverID, _ continuation: Waiter, decision: Bool) -> Bool? {
         if case .finished = state { return true }
-        if let index = cancelledWaiters.firstIndex(of: id) {
-            cancelledWaiters.remove(at: index)
+        if let index = observers.firstIndex(where: { $0.id == id }) {
+            guard case .cancelledBeforeInstall = observers.remove(at: index).observer else {
+                preconditionFailure("Internal inconsistency: waiter \(id) installed twice")
+            }
             return false
         }
         if decision && isDecidedWhilePending { return true }
@@ -298,15 +306,21 @@ struct LifecycleStateMachine {
     ///   waiter — its outcome was decided while pending), nothing happens.
     mutating func cancelWaiter(_ id: ObserverID, decision: Bool) -> Waiter? {
         if let index = observers.firstIndex(where: { $0.id == id }) {
-            guard case .waiter(let continuation, _) = observers.remove(at: index).observer else {
+            switch observers[index].observer {
+            case .waiter(let continuation, _):
+                observers.remove(at: index)
+                return continuation
+            case .cancelledBeforeInstall:
+                // Cancelled twice (the task and a time limit) before the install: noted once.
+                return nil
+            case .callback:
                 preconditionFailure("Internal inconsistency: observer \(id) is not a waiter")
             }
-            return continuation
         }
         if case .finished = state { return nil }
         // Resumed with the decision already, or — not installed yet — answered it on install.
         if decision && isDecidedWhilePending { return nil }
-        cancelledWaiters.append(id)
+        observers.append((id, .cancelledBeforeInstall))
         return nil
     }
 

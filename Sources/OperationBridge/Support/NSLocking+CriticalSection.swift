@@ -1,8 +1,9 @@
 import Foundation
 
-/// The package's one lock primitive: `NSLock` (not `Mutex`, which needs macOS 15 / iOS 18) —
-/// and, where a lock must be reentrant, `NSRecursiveLock` — taken through a closure so that
-/// every critical section is balanced.
+/// The package's lock primitive for its own objects: `NSLock` (not `Mutex`, which needs macOS 15
+/// / iOS 18) — and, where a lock must be reentrant, `NSRecursiveLock` — taken through a closure so
+/// that every critical section is balanced. Operations use ``OperationLock``, the same spelling
+/// with a lock stored in the operation.
 extension NSLocking {
     /// Runs `body` while holding the lock.
     ///

@@ -22,6 +22,13 @@ import Foundation
 ///   cancellation failure, but the operation finishes only once the closure has returned —
 ///   dependents never start while the closure still runs, and the queue slot stays taken.
 ///
+/// ## Where the closure runs
+/// The closure starts on the thread that starts the operation — a queue's worker thread, as for
+/// any operation's `main()` — and runs there until its first suspension; it then continues on
+/// the cooperative thread pool. A closure that never suspends runs entirely on the queue's
+/// thread, so blocking work in it takes a queue thread, never a cooperative one. (Apple
+/// platforms before their 26 releases start it on the cooperative pool.)
+///
 /// ## Priority and task-local values
 /// The closure runs in a new unstructured `Task` whose priority comes from the operation's
 /// `qualityOfService` (`.userInteractive`/`.userInitiated` → `.high`, `.default` →
@@ -50,8 +57,9 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
     // the solver would otherwise infer another `Failure` (see `then`).
     /// Creates an operation that runs `body` when started.
     ///
-    /// - Parameter body: The work. It runs at most once, in a new `Task`, on the cooperative
-    ///   thread pool; cancelling the operation cancels that task.
+    /// - Parameter body: The work. It runs at most once, in a new `Task` started on the thread
+    ///   that starts the operation (see "Where the closure runs"); cancelling the operation
+    ///   cancels that task.
     @_disfavoredOverload
     public convenience init(_ body: @escaping @Sendable () async throws(Failure) -> Success) {
         self.init(running: .throwing(body))
@@ -76,8 +84,9 @@ extension TaskOperation where Failure == Never {
     /// `Failure == Never` where the closure is written inline, as in
     /// `await queue.run(TaskOperation { 42 })`.
     ///
-    /// - Parameter body: The work. It runs at most once, in a new `Task`, on the cooperative
-    ///   thread pool; cancelling the operation cancels that task.
+    /// - Parameter body: The work. It runs at most once, in a new `Task` started on the thread
+    ///   that starts the operation (see "Where the closure runs"); cancelling the operation
+    ///   cancels that task.
     public convenience init(_ body: @escaping @Sendable () async -> Success) {
         self.init(running: .nonThrowing(body))
     }

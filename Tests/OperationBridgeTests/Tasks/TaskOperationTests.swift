@@ -343,6 +343,60 @@ struct TaskOperationTests {
         }
     }
 
+    // MARK: - Where the closure runs
+
+    /// The closure starts on the thread that starts the operation (`Task.immediateDetached`): one
+    /// that never suspends has finished the operation before `start()` returns, with no hop to
+    /// the cooperative pool (Design.md, "Async → operations").
+    @Test func aClosureThatNeverSuspendsRunsOnTheThreadThatStartsTheOperation() async {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+        let threads = Recorder<ObjectIdentifier>()
+        let operation = TaskOperation { () async -> Int in
+            threads.append(currentThread())
+            return 7
+        }
+        let finishedWhenStartReturned = Recorder<Bool>()
+        let done = Gate()
+        let thread = Thread {
+            threads.append(currentThread())
+            operation.start()
+            finishedWhenStartReturned.append(operation.isFinished)
+            done.open()
+        }
+        thread.start()
+        await done.wait()
+        #expect(finishedWhenStartReturned.all == [true])
+        let seen = threads.all
+        #expect(seen.count == 2 && seen.first == seen.last)
+        #expect(await operation.value == 7)
+    }
+
+    /// A cancellation that arrives while the closure runs on the starting thread, before its task
+    /// was stored in the operation, still cancels the task.
+    @Test(arguments: TaskStartStyle.allCases)
+    func aCancellationBeforeTheFirstSuspensionReachesTheTask(start: TaskStartStyle) async {
+        let cancelledInside = Recorder<Bool>()
+        let box = OperationBox()
+        let operation = TaskOperation { () async -> Int in
+            box.operation?.cancel()  // before the closure's first suspension
+            let gate = Gate()
+            await withTaskCancellationHandler {
+                await gate.wait()
+            } onCancel: {
+                gate.open()
+            }
+            cancelledInside.append(Task.isCancelled)
+            return 1
+        }
+        box.operation = operation
+        start.start(operation)
+        _ = await operation.outcome
+        box.operation = nil  // the box, held by the closure, held the operation
+        #expect(cancelledInside.all == [true])
+        #expect(operation.isCancelled)
+        #expect(operation.result == nil)
+    }
+
     // MARK: - Memory
 
     @Test(arguments: TaskStartStyle.allCases)
@@ -392,5 +446,24 @@ struct TaskOperationTests {
         #expect(await releasedBeforeStart.wait())
         #expect(await releasedWhileRunning.wait())
         #expect(weakOperations.allSatisfy { $0.object == nil })
+    }
+}
+
+/// The thread running the caller, for the tests of where a closure runs.
+private func currentThread() -> ObjectIdentifier {
+    ObjectIdentifier(Thread.current)
+}
+
+/// Lets a closure reach the operation that runs it.
+///
+/// Safety: `operation` is set before the operation starts and only read afterwards; the lock
+/// orders the two.
+private final class OperationBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Operation?
+
+    var operation: Operation? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }

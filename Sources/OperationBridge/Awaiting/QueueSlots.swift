@@ -21,7 +21,12 @@ enum QueueSlots {
     /// started by hand. Call it from `start()`/`main()`. (On the main thread
     /// `OperationQueue.current` reports the main queue even for an operation started by hand; it
     /// counts only when the package added the operation there.)
+    ///
+    /// An operation the package added to a queue runs in that queue: its own record answers,
+    /// without asking Foundation for the current queue (a thread-specific lookup and a retain of
+    /// the queue on every start).
     static func queueRunning(_ operation: AsyncOperation) -> OperationQueue? {
+        if let admitted = operation.admittedQueue { return admitted }
         guard let current = OperationQueue.current else { return nil }
         if current === OperationQueue.main && operation.admittedQueue !== current { return nil }
         return current

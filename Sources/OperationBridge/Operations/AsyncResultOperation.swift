@@ -181,12 +181,17 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
 
 extension AsyncResultOperation where Success: Sendable {
     /// Runs `work` in the operation's attached `Task` and finishes with what it returns or
-    /// throws. The task holds the operation only weakly: the queue keeps it alive while it runs,
-    /// and the operation can go away as soon as its awaiters are done with it.
+    /// throws.
+    ///
+    /// The task holds the operation strongly, until `work` has returned and the operation has
+    /// finished — no longer than the operation runs anyway, and the operation drops the task at
+    /// its finish, so no cycle outlives the work. Not weakly: a weak reference gives every
+    /// operation a side table (an allocation, and slower reference counting for the rest of its
+    /// life).
     final func runAttachedWork(_ work: TaskBody<Success, Failure>) {
-        runAttachedTask { [weak self] in
+        runAttachedTask { [self] in
             let result = await work.run()
-            self?.finish(with: result)
+            finish(with: result)
         }
     }
 }

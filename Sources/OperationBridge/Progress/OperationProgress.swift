@@ -44,7 +44,7 @@ public final class OperationProgress: @unchecked Sendable {
     // Safety: every `var` below is only touched while holding `lock`. Foundation's `Progress`
     // objects (`views`) are written only while also holding `FoundationProgressViews.lock` (see
     // there), taken before `lock`, never after.
-    private let lock = NSLock()
+    private let lock = OperationLock()
     private let children: [Child]?
     private var completed: Int64 = 0
     private var total: Int64

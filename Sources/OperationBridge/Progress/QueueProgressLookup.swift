@@ -15,7 +15,7 @@ final class QueueProgressLookup: @unchecked Sendable {
         let progress: Progress
     }
 
-    private let lock = NSLock()
+    private let lock = OperationLock()
     private var entries: [ObjectIdentifier: Entry] = [:]
     /// When the entries reach this count, those of released queues are dropped.
     private var pruneAt = 64

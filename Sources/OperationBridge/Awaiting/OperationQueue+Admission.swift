@@ -34,14 +34,16 @@ extension OperationQueue {
     ///     registry's claim when the operation finishes by observing it (`true`), or leave it to
     ///     the caller, which observes the operation anyway and calls
     ///     ``releaseForeignClaim(on:)`` (`false`).
+    ///   - settledDependencies: See ``enqueue(_:settledDependencies:)``.
     @discardableResult
     func admit(
         _ operation: Operation,
         listed: Bool? = nil,
-        releasingForeignClaimOnFinish: Bool = true
+        releasingForeignClaimOnFinish: Bool = true,
+        settledDependencies: Int = 0
     ) -> Admission {
         if let operation = operation as? AsyncOperation {
-            return admit(operation, listed: listed)
+            return admit(operation, listed: listed, settledDependencies: settledDependencies)
         }
         if operation.hasBeenStarted { return .started }
         guard ForeignAdmissions.shared.claim(operation) else { return .pending(in: nil) }
@@ -51,7 +53,7 @@ extension OperationQueue {
         }
         if listed ?? operations.contains(where: { $0 === operation }) { return .pending(in: self) }
         if operation.hasBeenStarted { return .started }
-        enqueue(operation)
+        enqueue(operation, settledDependencies: settledDependencies)
         return .added
     }
 
@@ -63,10 +65,17 @@ extension OperationQueue {
     /// the queue look again — for good, in a queue with nothing else to do (Design.md,
     /// "Platform facts"). Announcing the operation's readiness once more after adding it makes
     /// the queue look. Darwin's queue follows readiness by KVO and needs nothing.
-    func enqueue(_ operation: Operation) {
+    ///
+    /// - Parameter settledDependencies: How many of the operation's dependencies the caller knows
+    ///   Foundation has already counted finished: the graph scheduler launches a step only once
+    ///   it has seen its dependencies finish, and a package operation calls its finish observers
+    ///   only after Foundation's `isFinished` bookkeeping has returned. When every dependency is
+    ///   such, no wake-up can be lost and the extra announcement (which makes the queue rescan its
+    ///   operations) is left out: 16,000-step chains and fan-outs run about a sixth faster.
+    func enqueue(_ operation: Operation, settledDependencies: Int = 0) {
         addOperation(operation)
         #if !canImport(Darwin)
-            if !operation.dependencies.isEmpty {
+            if operation.dependencies.count > settledDependencies {
                 operation.willChangeValue(forKey: "isReady")
                 operation.didChangeValue(forKey: "isReady")
             }
@@ -88,7 +97,7 @@ extension OperationQueue {
         return !operation.hasBeenStarted
     }
 
-    private func admit(_ operation: AsyncOperation, listed: Bool?) -> Admission {
+    private func admit(_ operation: AsyncOperation, listed: Bool?, settledDependencies: Int) -> Admission {
         var decision = operation.admit(to: self, listed: listed)
         if case .lookInList = decision {
             let listed = operations.contains { $0 === operation }
@@ -96,7 +105,7 @@ extension OperationQueue {
         }
         switch decision {
         case .add:
-            enqueue(operation)
+            enqueue(operation, settledDependencies: settledDependencies)
             return .added
         case .pending(let queue):
             return .pending(in: queue)

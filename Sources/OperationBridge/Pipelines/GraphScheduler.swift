@@ -41,6 +41,11 @@ final class GraphScheduler: @unchecked Sendable {
     private let dependencies: [[Int]]
     /// Dependencies on operations outside the set, by dependent node.
     private let outsideDependencies: [(node: Int, dependency: Operation)]
+    /// For each node, how many of its dependencies the queue has surely counted finished once the
+    /// scheduler has seen them all finish: its in-set dependencies when they are all the
+    /// package's operations (whose finish observers run after Foundation's bookkeeping) and it has
+    /// none outside the set; otherwise 0 (see `OperationQueue.enqueue(_:settledDependencies:)`).
+    private let settledDependencyCount: [Int]
     private let queue: OperationQueue?
     private let lock = NSLock()
     private var machine: GraphStateMachine
@@ -101,6 +106,11 @@ final class GraphScheduler: @unchecked Sendable {
         self.dependents = machine.dependents
         self.dependencies = dependencies
         self.outsideDependencies = outsideDependencies
+        var settled = dependencies.map { nodeDependencies in
+            nodeDependencies.allSatisfy { unique[$0] is AsyncOperation } ? nodeDependencies.count : 0
+        }
+        for (node, _) in outsideDependencies { settled[node] = 0 }
+        self.settledDependencyCount = settled
         self.queue = queue
         self.machine = machine
         self.onFinish = onFinish
@@ -149,7 +159,7 @@ final class GraphScheduler: @unchecked Sendable {
             if let onFinish { self.onFinish = onFinish }
             return machine.start()
         }
-        launch(ready)
+        launch(ready.map { GraphStateMachine.Launch(node: $0, dependenciesFinished: true) })
     }
 
     /// Keeps each operation alive until its dependencies outside the set have finished.
@@ -257,22 +267,25 @@ final class GraphScheduler: @unchecked Sendable {
 
     // MARK: - Private
 
-    private func launch(_ nodes: [Int]) {
-        for node in nodes where !observeAndEnqueue(node) {
-            nodeFinished(node)
+    private func launch(_ launches: [GraphStateMachine.Launch]) {
+        for launch in launches where !observeAndEnqueue(launch) {
+            nodeFinished(launch.node)
         }
     }
 
     /// Observes the node's operation and admits it to the queue: added unless it has started or
     /// is pending in a queue already. Returns `false` when the operation had already finished
     /// (nothing was observed).
-    private func observeAndEnqueue(_ node: Int) -> Bool {
+    private func observeAndEnqueue(_ launch: GraphStateMachine.Launch) -> Bool {
+        let node = launch.node
         let operation = operations[node]
         // Strong: the scheduler must outlive its handle until every step has finished. The
         // observer is dropped when the operation finishes, so no cycle outlives the work.
         guard FinishObservation.observe(operation, { self.nodeFinished(node) }) != nil else { return false }
         // The list was looked at once, at the start.
-        queue?.admit(operation, listed: false, releasingForeignClaimOnFinish: false)
+        queue?.admit(
+            operation, listed: false, releasingForeignClaimOnFinish: false,
+            settledDependencies: launch.dependenciesFinished ? settledDependencyCount[node] : 0)
         return true
     }
 
@@ -306,7 +319,7 @@ final class GraphScheduler: @unchecked Sendable {
             handler?(node)
             perform(stops: action)
             for next in action.launch where !observeAndEnqueue(next) {
-                pending.append(next)
+                pending.append(next.node)
             }
         }
     }
@@ -405,6 +418,14 @@ struct GraphStateMachine {
         }
     }
 
+    /// A node to observe and add to the queue.
+    struct Launch {
+        let node: Int
+        /// Launched because its last in-set dependency finished (or it has none), rather than to
+        /// let a cancelled node finish while its dependencies may still run.
+        let dependenciesFinished: Bool
+    }
+
     /// What the scheduler must do after the lock is released.
     struct Action {
         /// Nodes whose operations must be cancelled.
@@ -412,7 +433,7 @@ struct GraphStateMachine {
         /// Nodes whose operations must finish without running, reporting the cause.
         var stop: [(node: Int, cause: UpstreamFailedError)] = []
         /// Nodes to observe and add to the queue.
-        var launch: [Int] = []
+        var launch: [Launch] = []
     }
 
     /// For each node, the nodes that depend on it.
@@ -503,7 +524,7 @@ struct GraphStateMachine {
                 if let mark = marks[dependent], !markedHere.contains(dependent) {
                     append(mark, for: dependent, to: &action)
                 }
-                action.launch.append(dependent)
+                action.launch.append(Launch(node: dependent, dependenciesFinished: true))
             }
         }
         return action
@@ -544,7 +565,7 @@ struct GraphStateMachine {
     private mutating func launchIfWaiting(_ node: Int, into action: inout Action) {
         guard phase[node] == .waiting else { return }
         phase[node] = .launched
-        action.launch.append(node)
+        action.launch.append(Launch(node: node, dependenciesFinished: remaining[node] == 0))
     }
 
     /// Marks `node` unless it is marked or finished already (the first mark wins).

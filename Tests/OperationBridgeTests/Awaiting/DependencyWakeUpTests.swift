@@ -38,7 +38,47 @@ struct DependencyWakeUpTests {
                 #expect(await results.collect() == [.success(7)])
             }
         }
+
+        /// Why the scheduler may add a step without announcing its readiness again: a step whose
+        /// dependencies are all the package's operations in the same graph is added only after
+        /// their finish observers ran, which is after Foundation counted them finished — so the
+        /// first time its queue asks, the step is already ready, and no stale "not ready" can be
+        /// cached (`OperationQueue.enqueue(_:settledDependencies:)`). A chain step and the leaves
+        /// of a fan-out, launched together.
+        @Test(arguments: [1, 8])
+        func aStepAddedAfterItsPackageDependenciesFinishIsReadyWhenItsQueueFirstAsks(dependents: Int) async throws {
+            let dependency = TaskOperation { () async -> Int in 1 }
+            let steps = (0..<dependents).map { _ in
+                let step = FirstReadinessProbe()
+                step.addDependency(dependency)
+                step.armed.set(true)  // after `addDependency(_:)`, which asks too on Linux
+                return step
+            }
+            try await Pipeline([dependency] + steps, on: OperationQueue()).waitForCompletion()
+            for step in steps {
+                #expect(step.firstReadiness.current == true)
+                #expect(step.result == .success(7))
+            }
+        }
     #endif
+}
+
+/// Reports 7, and records Foundation's readiness the first time it is asked once armed.
+private final class FirstReadinessProbe: AsyncResultOperation<Int, Never>, @unchecked Sendable {
+    let armed = Guarded(false)
+    let firstReadiness = Guarded<Bool?>(nil)
+
+    override var isReady: Bool {
+        let ready = super.isReady
+        if armed.withLock({ armed in
+            defer { armed = false }; return armed
+        }) {
+            firstReadiness.set(ready)
+        }
+        return ready
+    }
+
+    override func main() { finish(with: .success(7)) }
 }
 
 /// Reports 7. The first time it is asked `isReady` once armed, it reads Foundation's answer,

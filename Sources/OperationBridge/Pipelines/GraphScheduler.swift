@@ -269,7 +269,7 @@ final class GraphScheduler: @unchecked Sendable {
 
     private func launch(_ launches: [GraphStateMachine.Launch]) {
         for launch in launches where !observeAndEnqueue(launch) {
-            nodeFinished(launch.node)
+            nodeFinished(launch.node, observed: false)
         }
     }
 
@@ -281,7 +281,9 @@ final class GraphScheduler: @unchecked Sendable {
         let operation = operations[node]
         // Strong: the scheduler must outlive its handle until every step has finished. The
         // observer is dropped when the operation finishes, so no cycle outlives the work.
-        guard FinishObservation.observe(operation, { self.nodeFinished(node) }) != nil else { return false }
+        guard FinishObservation.observe(operation, { self.nodeFinished(node, observed: true) }) != nil else {
+            return false
+        }
         // The list was looked at once, at the start.
         queue?.admit(
             operation, listed: false, releasingForeignClaimOnFinish: false,
@@ -289,10 +291,13 @@ final class GraphScheduler: @unchecked Sendable {
         return true
     }
 
-    private func nodeFinished(_ node: Int) {
+    /// Records that `node` has finished: `observed` when its finish observer told so (called after
+    /// Foundation's bookkeeping), rather than found finished when it was about to be observed
+    /// (its finish may still be being announced on another thread).
+    private func nodeFinished(_ node: Int, observed: Bool) {
         // Iterative, so that long runs of already-finished operations do not recurse.
-        var pending = [node]
-        while let node = pending.popLast() {
+        var pending = [(node, observed)]
+        while let (node, observed) = pending.popLast() {
             let operation = operations[node]
             OperationQueue.releaseForeignClaim(on: operation)
             unlinkFinishedEdges(of: node)
@@ -300,7 +305,7 @@ final class GraphScheduler: @unchecked Sendable {
             let failure =
                 operation.stepFailed ? FinishedFailure(operation, dependents: dependents[node], in: operations) : nil
             let (action, handler, drained) = lock.withCriticalSection {
-                let action = machine.finished(node, failure: failure)
+                let action = machine.finished(node, failure: failure, observed: observed)
                 let allFinished = machine.unfinishedCount == 0
                 let drained = (
                     waiters: allFinished ? takeDrainWaitersLocked() : [],
@@ -319,7 +324,7 @@ final class GraphScheduler: @unchecked Sendable {
             handler?(node)
             perform(stops: action)
             for next in action.launch where !observeAndEnqueue(next) {
-                pending.append(next.node)
+                pending.append((next.node, false))
             }
         }
     }
@@ -421,8 +426,9 @@ struct GraphStateMachine {
     /// A node to observe and add to the queue.
     struct Launch {
         let node: Int
-        /// Launched because its last in-set dependency finished (or it has none), rather than to
-        /// let a cancelled node finish while its dependencies may still run.
+        /// Launched because its last in-set dependency finished (or it has none), each observed
+        /// finishing through its finish observer — rather than to let a cancelled node finish
+        /// while its dependencies may still run, or after a dependency was found finished.
         let dependenciesFinished: Bool
     }
 
@@ -439,6 +445,9 @@ struct GraphStateMachine {
     /// For each node, the nodes that depend on it.
     let dependents: [[Int]]
     private var remaining: [Int]
+    /// For each node, how many of its finished dependencies were found finished rather than
+    /// observed finishing (see `GraphScheduler.nodeFinished(_:observed:)`).
+    private var unobservedFinishes: [Int]
     private var phase: [Phase]
     private var marks: [Mark?]
     private let failurePolicy: PipelineFailurePolicy
@@ -458,6 +467,7 @@ struct GraphStateMachine {
         }
         self.dependents = dependents
         self.remaining = remaining
+        self.unobservedFinishes = Array(repeating: 0, count: dependencies.count)
         self.phase = Array(repeating: .waiting, count: dependencies.count)
         self.marks = Array(repeating: nil, count: dependencies.count)
         self.failurePolicy = failurePolicy
@@ -491,9 +501,9 @@ struct GraphStateMachine {
         return ready
     }
 
-    /// Records that `node` finished — unsuccessfully when `failure` is given. Returns `nil`
-    /// when it was already recorded.
-    mutating func finished(_ node: Int, failure: FinishedFailure?) -> Action? {
+    /// Records that `node` finished — unsuccessfully when `failure` is given; `observed` when its
+    /// finish observer said so. Returns `nil` when it was already recorded.
+    mutating func finished(_ node: Int, failure: FinishedFailure?, observed: Bool) -> Action? {
         guard phase[node] != .finished else { return nil }
         if phase[node] == .waiting {
             preconditionFailure("Internal inconsistency: node \(node) finished before it was launched")
@@ -516,6 +526,7 @@ struct GraphStateMachine {
         let markedHere = Set(action.cancel).union(action.stop.map(\.node))
         for dependent in dependents[node] {
             remaining[dependent] -= 1
+            if !observed { unobservedFinishes[dependent] += 1 }
             if remaining[dependent] == 0, phase[dependent] == .waiting {
                 phase[dependent] = .launched
                 // Marked by another thread, which acts on it after releasing the lock: act here as
@@ -524,7 +535,7 @@ struct GraphStateMachine {
                 if let mark = marks[dependent], !markedHere.contains(dependent) {
                     append(mark, for: dependent, to: &action)
                 }
-                action.launch.append(Launch(node: dependent, dependenciesFinished: true))
+                action.launch.append(Launch(node: dependent, dependenciesFinished: unobservedFinishes[dependent] == 0))
             }
         }
         return action
@@ -565,7 +576,8 @@ struct GraphStateMachine {
     private mutating func launchIfWaiting(_ node: Int, into action: inout Action) {
         guard phase[node] == .waiting else { return }
         phase[node] = .launched
-        action.launch.append(Launch(node: node, dependenciesFinished: remaining[node] == 0))
+        action.launch.append(
+            Launch(node: node, dependenciesFinished: remaining[node] == 0 && unobservedFinishes[node] == 0))
     }
 
     /// Marks `node` unless it is marked or finished already (the first mark wins).

@@ -97,7 +97,8 @@ extension OperationQueue {
     }
 
     /// Runs `operation`, which cannot fail, on this queue and returns its value once its outcome
-    /// is final; `nil` when it ended without one (it was cancelled before its work ran).
+    /// is final; `nil` when it ended without one (it was cancelled before its work stored a value:
+    /// before it ran, or while it ran — the first outcome wins).
     ///
     /// ```swift
     /// let count = await queue.run(TaskOperation { await index.count() })   // Int?

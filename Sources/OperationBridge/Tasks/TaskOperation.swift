@@ -26,8 +26,14 @@ import Foundation
 /// The closure starts on the thread that starts the operation — a queue's worker thread, as for
 /// any operation's `main()` — and runs there until its first suspension; it then continues on
 /// the cooperative thread pool. A closure that never suspends runs entirely on the queue's
-/// thread, so blocking work in it takes a queue thread, never a cooperative one. (Apple
-/// platforms before their 26 releases start it on the cooperative pool.)
+/// thread and finishes the operation there, with no hop to another thread. Blocking work before
+/// the first `await` holds that queue thread, as in any `Operation`. (Apple platforms before
+/// their 26 releases start the closure on the cooperative pool.)
+///
+/// A cancellation that arrives while the closure still runs on the starting thread, before its
+/// first suspension, reaches `Task.isCancelled` once the operation holds the task — as the
+/// starting thread returns from that suspension — so the closure may not see it for a moment
+/// after resuming; cancellation handlers (`withTaskCancellationHandler`) run then.
 ///
 /// ## Priority and task-local values
 /// The closure runs in a new unstructured `Task` whose priority comes from the operation's

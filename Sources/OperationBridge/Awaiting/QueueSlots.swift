@@ -25,8 +25,14 @@ enum QueueSlots {
     /// An operation the package added to a queue runs in that queue: its own record answers,
     /// without asking Foundation for the current queue (a thread-specific lookup and a retain of
     /// the queue on every start).
+    ///
+    /// Started inside a task, the operation was started by hand from async code: queues start
+    /// operations from Dispatch blocks, never inside a task. `OperationQueue.current` would then
+    /// name the queue running that task's closure (a closure still on its queue's thread before
+    /// its first suspension), which the operation holds no slot of.
     static func queueRunning(_ operation: AsyncOperation) -> OperationQueue? {
         if let admitted = operation.admittedQueue { return admitted }
+        if withUnsafeCurrentTask(body: { $0 != nil }) { return nil }
         guard let current = OperationQueue.current else { return nil }
         if current === OperationQueue.main && operation.admittedQueue !== current { return nil }
         return current

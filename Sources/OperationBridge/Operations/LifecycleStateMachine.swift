@@ -45,7 +45,7 @@ struct LifecycleStateMachine {
 
     // Stored properties in this order on purpose: the two references first, the small fields
     // last, so that the operation's lock fits in the tail of the struct (Design.md, "Memory per
-    // operation"). 27 bytes in all.
+    // operation"). 28 bytes in all.
 
     /// The queue the package added the operation to, or found it in, until it finishes. Strong,
     /// and released at the finish: a weak reference costs a side-table update per operation, and
@@ -72,6 +72,8 @@ struct LifecycleStateMachine {
     /// Someone asked the operation whether it is ready. Queues do when an operation is added
     /// (see ``admit(to:listed:)``).
     private var readinessQueried = false
+    /// `nextObserverID` has wrapped around: identifiers in use must be skipped.
+    private var observerIDsWrapped = false
 
     // MARK: Queries
 
@@ -274,8 +276,17 @@ struct LifecycleStateMachine {
     }
 
     /// A fresh identifier for a waiter that will be installed with ``installWaiter(_:_:decision:)``.
+    ///
+    /// Identifiers are 32 bits; after 2³² of them on one operation the counter wraps, and an
+    /// identifier still in use (a long-lived observer's) is skipped.
     mutating func reserveObserverID() -> ObserverID {
-        defer { nextObserverID &+= 1 }
+        if observerIDsWrapped {
+            while observers.contains(where: { $0.id.rawValue == nextObserverID }) { nextObserverID &+= 1 }
+        }
+        defer {
+            nextObserverID &+= 1
+            if nextObserverID == 0 { observerIDsWrapped = true }
+        }
         return ObserverID(rawValue: nextObserverID)
     }
 

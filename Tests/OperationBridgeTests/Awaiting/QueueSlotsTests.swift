@@ -67,6 +67,33 @@ struct QueueSlotsTests {
         #expect(await nested.value == 5)
     }
 
+    /// A closure runs on its queue's thread until its first suspension, where
+    /// `OperationQueue.current` names that queue; an operation it starts by hand there holds no
+    /// slot of the queue and must not be taken for work blocked in it (nor for the queue's
+    /// progress, nor its quality of service).
+    @Test("An operation started by hand inside a closure before its first await holds no slot of the closure's queue")
+    func anOperationStartedByHandInsideAClosureHoldsNoSlot() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let later = Guarded<TaskOperation<Int, Never>?>(nil)
+        let laterQueued = Gate()
+        let startedByHand = Guarded<TaskOperation<Int, Never>?>(nil)
+        let outer = queue.addTask { () async -> Int in
+            // Before any suspension: still on the queue's thread, in its only slot.
+            laterQueued.blockingWait()
+            let inner = TaskOperation { () async -> Int in await later.current?.value ?? 0 }
+            startedByHand.set(inner)
+            inner.start()
+            return 1
+        }
+        // Pending behind `outer` in the width-1 queue, added by the package.
+        later.set(queue.addTask { () async -> Int in 3 })
+        laterQueued.open()
+        #expect(await outer.value == 1)
+        let inner = try #require(startedByHand.current)
+        #expect(await inner.value == 3)
+    }
+
     @Test("Awaiting work on another queue from a serial queue's slot is fine")
     func nestedWorkOnAnotherQueue() async throws {
         let serial = OperationQueue()

@@ -332,7 +332,10 @@ public final class OperationProgress: @unchecked Sendable {
         view.totalUnitCount = 1
         view.cancellationHandler = { [weak operation] in operation?.cancel() }
         let complete: @Sendable () -> Void = {
-            // Asked before the lock is taken: `isCancelled` may be a subclass's override.
+            // Asked before this closure takes the lock: `isCancelled` may be a subclass's
+            // override. (Called at once, for an operation that has finished already, the caller
+            // holds the lock: the override then runs inside it, as `isFinished` does in
+            // `FinishObservation.observe`.)
             let cancelled = operation.isCancelled
             FoundationProgressViews.lock.withCriticalSection {
                 if cancelled { view.cancel() } else { view.completedUnitCount = 1 }

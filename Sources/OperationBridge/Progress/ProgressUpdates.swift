@@ -57,6 +57,10 @@ public struct ProgressUpdates<C: Clock<Duration>>: AsyncSequence, Sendable {
     let clock: C
 
     /// Returns an iterator that starts with the current snapshot.
+    ///
+    /// ## Cancellation and threading
+    /// Any number of iterators, from any tasks; each reads the progress on its own, and making
+    /// one reads nothing yet.
     public func makeAsyncIterator() -> Iterator {
         Iterator(progress: progress, interval: interval, clock: clock)
     }

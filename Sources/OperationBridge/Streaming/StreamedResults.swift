@@ -59,6 +59,10 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
     let run: StreamRun<Input, Success, Failure>
 
     /// Starts the run and returns the only iterator of this sequence.
+    ///
+    /// ## Cancellation and threading
+    /// The run's own task starts pulling inputs at once. A second call traps (a programmer
+    /// error); after ``cancel()``, the iterator returns `nil` and nothing is pulled.
     public func makeAsyncIterator() -> Iterator {
         run.begin()
         return Iterator(lifetime: StreamLifetime(run))

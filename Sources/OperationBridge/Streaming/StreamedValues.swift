@@ -50,6 +50,10 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
     let cancellation: Failure
 
     /// Starts the run and returns the only iterator of this sequence.
+    ///
+    /// ## Cancellation and threading
+    /// As ``StreamedResults/makeAsyncIterator()``: the run starts pulling at once; a second call
+    /// traps.
     public func makeAsyncIterator() -> Iterator {
         run.begin()
         return Iterator(lifetime: StreamLifetime(run), cancellation: cancellation)

@@ -5,9 +5,10 @@
     import Synchronization
 #endif
 
-/// The lock inside every package operation: a lock stored in the object itself on Linux, where
-/// an `NSLock` would be a second object with a mutex allocated apart from it (about 100 bytes
-/// per operation, Design.md "Memory per operation").
+/// The lock inside every package operation — and inside the objects made as often (a progress
+/// handle per reporting operation) or taken on every start (the queue-progress lookup): a lock
+/// stored in the object itself on Linux, where an `NSLock` would be a second object with a mutex
+/// allocated apart from it (about 100 bytes per operation, Design.md "Memory per operation").
 ///
 /// - Linux: the standard library's `Mutex` (a futex word, stored inline).
 /// - Apple platforms: `OSAllocatedUnfairLock` (macOS 13, iOS 16 and later — the package's

@@ -49,42 +49,25 @@ struct DependencyWakeUpTests {
         func aStepAddedAfterItsPackageDependenciesFinishIsReadyWhenItsQueueFirstAsks(dependents: Int) async throws {
             let dependency = TaskOperation { () async -> Int in 1 }
             let steps = (0..<dependents).map { _ in
-                let step = FirstReadinessProbe()
+                let step = StaleReadinessOperation {}
                 step.addDependency(dependency)
                 step.armed.set(true)  // after `addDependency(_:)`, which asks too on Linux
                 return step
             }
             try await Pipeline([dependency] + steps, on: OperationQueue()).waitForCompletion()
             for step in steps {
-                #expect(step.firstReadiness.current == true)
+                #expect(step.firstArmedReadiness.current == true)
                 #expect(step.result == .success(7))
             }
         }
     #endif
 }
 
-/// Reports 7, and records Foundation's readiness the first time it is asked once armed.
-private final class FirstReadinessProbe: AsyncResultOperation<Int, Never>, @unchecked Sendable {
-    let armed = Guarded(false)
-    let firstReadiness = Guarded<Bool?>(nil)
-
-    override var isReady: Bool {
-        let ready = super.isReady
-        if armed.withLock({ armed in
-            defer { armed = false }; return armed
-        }) {
-            firstReadiness.set(ready)
-        }
-        return ready
-    }
-
-    override func main() { finish(with: .success(7)) }
-}
-
-/// Reports 7. The first time it is asked `isReady` once armed, it reads Foundation's answer,
-/// runs `meanwhile`, then returns the answer it read.
+/// Reports 7. The first time it is asked `isReady` once armed, it reads Foundation's answer
+/// (kept in `firstArmedReadiness`), runs `meanwhile`, then returns the answer it read.
 private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @unchecked Sendable {
     let armed = Guarded(false)
+    let firstArmedReadiness = Guarded<Bool?>(nil)
     // Safety: immutable.
     private let meanwhile: @Sendable () -> Void
 
@@ -99,7 +82,10 @@ private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @
             defer { armed = false }
             return armed
         }
-        if firstArmedQuery { meanwhile() }
+        if firstArmedQuery {
+            firstArmedReadiness.set(ready)
+            meanwhile()
+        }
         return ready
     }
 

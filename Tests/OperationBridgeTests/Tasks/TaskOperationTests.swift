@@ -376,9 +376,9 @@ struct TaskOperationTests {
     @Test(arguments: TaskStartStyle.allCases)
     func aCancellationBeforeTheFirstSuspensionReachesTheTask(start: TaskStartStyle) async {
         let cancelledInside = Recorder<Bool>()
-        let box = OperationBox()
+        let box = Guarded<Operation?>(nil)
         let operation = TaskOperation { () async -> Int in
-            box.operation?.cancel()  // before the closure's first suspension
+            box.current?.cancel()  // before the closure's first suspension
             let gate = Gate()
             await withTaskCancellationHandler {
                 await gate.wait()
@@ -388,10 +388,10 @@ struct TaskOperationTests {
             cancelledInside.append(Task.isCancelled)
             return 1
         }
-        box.operation = operation
+        box.set(operation)
         start.start(operation)
         _ = await operation.outcome
-        box.operation = nil  // the box, held by the closure, held the operation
+        box.set(nil)  // the box, held by the closure, held the operation
         #expect(cancelledInside.all == [true])
         #expect(operation.isCancelled)
         #expect(operation.result == nil)
@@ -452,18 +452,4 @@ struct TaskOperationTests {
 /// The thread running the caller, for the tests of where a closure runs.
 private func currentThread() -> ObjectIdentifier {
     ObjectIdentifier(Thread.current)
-}
-
-/// Lets a closure reach the operation that runs it.
-///
-/// Safety: `operation` is set before the operation starts and only read afterwards; the lock
-/// orders the two.
-private final class OperationBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Operation?
-
-    var operation: Operation? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
 }

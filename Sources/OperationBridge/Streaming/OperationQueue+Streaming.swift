@@ -143,7 +143,7 @@ extension OperationQueue {
         _ order: StreamOrder,
         stopsAtFirstFailure: Bool,
         _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
-    ) -> StreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
+    ) -> StreamRun where Inputs.Element: Sendable {
         StreamRun(
             pulling: inputs, into: self, maxInFlight: maxInFlight, order: order,
             stopsAtFirstFailure: stopsAtFirstFailure, making: makeOperation)

@@ -1,5 +1,47 @@
 import Foundation
 
+/// A pulled input of a ``StreamRun``: its position and its operation. The run's bookkeeping
+/// sees only this non-generic part, so that it runs without generic-metadata lookups (the
+/// run is not specialized for its clients' types: the public streaming APIs are not
+/// inlinable). ``TypedStreamEntry`` adds the input and the operation's types.
+///
+/// Immutable once made; `Operation` is thread-safe.
+class StreamEntry: @unchecked Sendable {
+    let index: Int
+    let operation: Operation
+
+    init(index: Int, operation: Operation) {
+        self.index = index
+        self.operation = operation
+    }
+
+    /// Whether the (finished) operation's result is a success.
+    var succeeded: Bool {
+        fatalError("Overridden by TypedStreamEntry.")
+    }
+}
+
+/// A ``StreamEntry`` with its input and its typed operation, as the sequences deliver them.
+///
+/// Safety: immutable; the input is `Sendable` and the operation thread-safe.
+final class TypedStreamEntry<Input: Sendable, Success: Sendable, Failure: Error>: StreamEntry, @unchecked Sendable {
+    let input: Input
+
+    init(index: Int, input: Input, operation: AsyncResultOperation<Success, Failure>) {
+        self.input = input
+        super.init(index: index, operation: operation)
+    }
+
+    /// The operation, with its types: the one the entry was made with.
+    var typedOperation: AsyncResultOperation<Success, Failure> {
+        unsafeDowncast(operation, to: AsyncResultOperation<Success, Failure>.self)
+    }
+
+    override var succeeded: Bool {
+        if case .success? = typedOperation.result { true } else { false }
+    }
+}
+
 /// The engine behind ``StreamedResults`` and ``StreamedValues``: pulls inputs on a task of its
 /// own, makes an operation for each, admits it to the queue, and hands the finished ones to the
 /// one consumer — holding at most `capacity` inputs between the pull and the delivery, and at
@@ -11,24 +53,20 @@ import Foundation
 /// `maxInFlight`; in input order `maxInFlight + reorderWindow`, and a running operation also
 /// needs one of `maxInFlight` running slots.
 ///
+/// Not generic: only the driver (``drive(pulling:into:making:)``) and the sequences' iterators
+/// know the input and result types.
+///
 /// Safety: every stored `var` is only touched while holding `lock`; continuations are resumed and
 /// operations cancelled after the lock is released.
-final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unchecked Sendable {
-    /// A pulled input and its operation.
-    struct Entry: Sendable {
-        let index: Int
-        let input: Input
-        let operation: AsyncResultOperation<Success, Failure>
-    }
-
+final class StreamRun: @unchecked Sendable {
     /// What the consumer gets next.
     enum Event: Sendable {
-        case element(Entry)
+        case element(StreamEntry)
         /// The end: the inputs ended (with their error, if any), or the run was stopped (`nil`).
         case end((any Error)?)
     }
 
-    private let lock = NSLock()
+    private let lock = OperationLock()
     private let maxInFlight: Int
     private let capacity: Int
     private let inputOrder: Bool
@@ -40,12 +78,12 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
     /// Inputs pulled (or being pulled) whose result is not delivered yet.
     private var taken = 0
     /// Unfinished operations, by input index.
-    private var running: [Int: Entry] = [:]
+    private var running: [Int: StreamEntry] = [:]
     /// Finished, undelivered: in completion order, a FIFO (`readyHead` is its first); in input
     /// order, by index until `nextIndex` is there.
-    private var ready: [Entry] = []
+    private var ready: [StreamEntry] = []
     private var readyHead = 0
-    private var waitingForOrder: [Int: Entry] = [:]
+    private var waitingForOrder: [Int: StreamEntry] = [:]
     private var nextIndex = 0
     /// Set when the inputs have ended: `.some(nil)` cleanly, `.some(error)` with their error.
     private var inputEnd: (any Error)??
@@ -63,14 +101,14 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
 
     /// A run that, once begun, pulls `inputs`, makes an operation of each with `makeOperation`
     /// and admits it to `queue`. Traps on a `maxInFlight` or reorder window below 1.
-    init<Inputs: AsyncSequence & Sendable>(
+    init<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
         maxInFlight: Int,
         order: StreamOrder,
         stopsAtFirstFailure: Bool,
-        making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
-    ) where Inputs.Element == Input {
+        making makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
+    ) where Inputs.Element: Sendable {
         guard maxInFlight >= 1 else {
             fatalError("maxInFlight must be at least 1 to stream results; it was \(maxInFlight).")
         }
@@ -114,16 +152,16 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
 
     /// Pulls `inputs` on a detached task — never on the iterating task's actor (the main actor,
     /// say): each input becomes an operation made by `makeOperation` and admitted to `queue`.
-    private func drive<Inputs: AsyncSequence & Sendable>(
+    private func drive<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
-        making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
-    ) -> Task<Void, Never> where Inputs.Element == Input {
+        making makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
+    ) -> Task<Void, Never> where Inputs.Element: Sendable {
         Task.detached { [self] in
             var iterator = inputs.makeAsyncIterator()
             var index = 0
             while await takePlace() {
-                let input: Input?
+                let input: Inputs.Element?
                 do {
                     input = try await iterator.next()
                 } catch {
@@ -135,7 +173,7 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
                     return
                 }
                 let operation = await makeOperation(input)
-                launch(Entry(index: index, input: input, operation: operation), on: queue)
+                launch(TypedStreamEntry(index: index, input: input, operation: operation), on: queue)
                 index += 1
             }
         }
@@ -161,7 +199,7 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
         return true
     }
 
-    private func launch(_ entry: Entry, on queue: OperationQueue) {
+    private func launch(_ entry: StreamEntry, on queue: OperationQueue) {
         let stopped = lock.withCriticalSection {
             if !isStopped { running[entry.index] = entry }
             return isStopped
@@ -196,14 +234,9 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
 
     // MARK: Finishing and delivering
 
-    private func finished(_ entry: Entry) {
+    private func finished(_ entry: StreamEntry) {
         // Read outside the lock: it asks the operation.
-        let failed: Bool
-        if stopsAtFirstFailure, case .success? = entry.operation.result {
-            failed = false
-        } else {
-            failed = stopsAtFirstFailure
-        }
+        let failed = stopsAtFirstFailure && !entry.succeeded
         let found = lock.withCriticalSection { () -> Bool in
             guard running.removeValue(forKey: entry.index) != nil else { return false }
             if failed { pullingEnded = true }
@@ -254,7 +287,7 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
         return nil
     }
 
-    private func takeDeliverableLocked() -> Entry? {
+    private func takeDeliverableLocked() -> StreamEntry? {
         if inputOrder {
             guard let entry = waitingForOrder.removeValue(forKey: nextIndex) else { return nil }
             nextIndex += 1
@@ -303,7 +336,8 @@ final class StreamRun<Input: Sendable, Success: Sendable, Failure: Error>: @unch
         let (consumer, producer, driver, unfinished) =
             lock.withCriticalSection {
                 () -> (
-                    UnsafeContinuation<Event, Never>?, UnsafeContinuation<Bool, Never>?, Task<Void, Never>?, [Entry]
+                    UnsafeContinuation<Event, Never>?, UnsafeContinuation<Bool, Never>?, Task<Void, Never>?,
+                    [StreamEntry]
                 )? in
                 guard !isStopped else { return nil }
                 isStopped = true

@@ -56,7 +56,7 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
         public let result: Result<Success, Failure>?
     }
 
-    let run: StreamRun<Input, Success, Failure>
+    let run: StreamRun
 
     /// Starts the run and returns the only iterator of this sequence.
     ///
@@ -80,7 +80,7 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
 
     /// Delivers the elements of a ``StreamedResults``. Not `Sendable`: one task iterates.
     public struct Iterator: AsyncIteratorProtocol {
-        let lifetime: StreamLifetime<Input, Success, Failure>
+        let lifetime: StreamLifetime
 
         /// The next finished operation; `nil` at the end, or once the iterating task was cancelled.
         ///
@@ -92,9 +92,11 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
         /// The next finished operation, for a caller on `actor`; see ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(InputFailure) -> Element? {
             switch await lifetime.run.next() {
-            case .element(let entry):
+            case .element(let element):
+                let entry = unsafeDowncast(element, to: TypedStreamEntry<Input, Success, Failure>.self)
                 return Element(
-                    index: entry.index, input: entry.input, operation: entry.operation, result: entry.operation.result)
+                    index: entry.index, input: entry.input, operation: entry.typedOperation,
+                    result: entry.typedOperation.result)
             case .end(nil):
                 return nil
             case .end(let error?):
@@ -109,10 +111,10 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
 extension StreamedResults.Iterator: Sendable {}
 
 /// Stops a ``StreamRun`` when its iterator goes away before the end (a loop left early).
-final class StreamLifetime<Input: Sendable, Success: Sendable, Failure: Error>: Sendable {
-    let run: StreamRun<Input, Success, Failure>
+final class StreamLifetime: Sendable {
+    let run: StreamRun
 
-    init(_ run: StreamRun<Input, Success, Failure>) {
+    init(_ run: StreamRun) {
         self.run = run
     }
 

@@ -45,7 +45,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
         public let value: Success
     }
 
-    let run: StreamRun<Input, Success, Failure>
+    let run: StreamRun
     /// What an operation cancelled without a result reports.
     let cancellation: Failure
 
@@ -69,7 +69,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
 
     /// Delivers the elements of a ``StreamedValues``. Not `Sendable`: one task iterates.
     public struct Iterator: AsyncIteratorProtocol {
-        let lifetime: StreamLifetime<Input, Success, Failure>
+        let lifetime: StreamLifetime
         let cancellation: Failure
         var ended = false
 
@@ -85,10 +85,12 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Thrown) -> Element? {
             guard !ended else { return nil }
             switch await lifetime.run.next() {
-            case .element(let entry):
-                switch entry.operation.result {
+            case .element(let element):
+                let entry = unsafeDowncast(element, to: TypedStreamEntry<Input, Success, Failure>.self)
+                switch entry.typedOperation.result {
                 case .success(let value):
-                    return Element(index: entry.index, input: entry.input, operation: entry.operation, value: value)
+                    return Element(
+                        index: entry.index, input: entry.input, operation: entry.typedOperation, value: value)
                 case .failure(let failure):
                     throw end(failure)
                 case nil:

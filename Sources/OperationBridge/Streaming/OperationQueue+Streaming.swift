@@ -143,8 +143,8 @@ extension OperationQueue {
         _ order: StreamOrder,
         stopsAtFirstFailure: Bool,
         _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
-    ) -> StreamRun where Inputs.Element: Sendable {
-        StreamRun(
+    ) -> TypedStreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
+        StreamRun.typed(
             pulling: inputs, into: self, maxInFlight: maxInFlight, order: order,
             stopsAtFirstFailure: stopsAtFirstFailure, making: makeOperation)
     }

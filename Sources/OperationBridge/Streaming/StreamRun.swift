@@ -42,6 +42,23 @@ final class TypedStreamEntry<Input: Sendable, Success: Sendable, Failure: Error>
     }
 }
 
+/// A ``StreamRun`` with the types of the entries it hands out: made only by
+/// ``StreamRun/typed(pulling:into:maxInFlight:order:stopsAtFirstFailure:making:)``, from the same
+/// generic parameters as the entries, so that the sequences' downcasts of its entries to
+/// `TypedStreamEntry<Input, Success, Failure>` hold by construction.
+struct TypedStreamRun<Input: Sendable, Success: Sendable, Failure: Error>: Sendable {
+    let run: StreamRun
+
+    fileprivate init(_ run: StreamRun) {
+        self.run = run
+    }
+
+    /// The next event, its element of the run's types; see ``StreamRun/next()``.
+    func next() async -> StreamRun.Event {
+        await run.next()
+    }
+}
+
 /// The engine behind ``StreamedResults`` and ``StreamedValues``: pulls inputs on a task of its
 /// own, makes an operation for each, admits it to the queue, and hands the finished ones to the
 /// one consumer — holding at most `capacity` inputs between the pull and the delivery, and at
@@ -53,8 +70,9 @@ final class TypedStreamEntry<Input: Sendable, Success: Sendable, Failure: Error>
 /// `maxInFlight`; in input order `maxInFlight + reorderWindow`, and a running operation also
 /// needs one of `maxInFlight` running slots.
 ///
-/// Not generic: only the driver (``drive(pulling:into:making:)``) and the sequences' iterators
-/// know the input and result types.
+/// Not generic: only its generic initializer and driver (``drive(pulling:into:making:)``), which
+/// make the entries, the entries themselves (``StreamEntry/succeeded``) and the sequences'
+/// iterators know the input and result types.
 ///
 /// Safety: every stored `var` is only touched while holding `lock`; continuations are resumed and
 /// operations cancelled after the lock is released.
@@ -81,7 +99,10 @@ final class StreamRun: @unchecked Sendable {
     private var running: [Int: StreamEntry] = [:]
     /// Finished, undelivered: in completion order, a FIFO (`readyHead` is its first); in input
     /// order, by index until `nextIndex` is there.
-    private var ready: [StreamEntry] = []
+    /// Delivered entries are set to `nil` as they are taken, so that dropping the buffer's
+    /// slots never releases the last reference to an entry under the lock (an input's or an
+    /// operation's `deinit` is the user's code, and may call back into the run).
+    private var ready: [StreamEntry?] = []
     private var readyHead = 0
     private var waitingForOrder: [Int: StreamEntry] = [:]
     private var nextIndex = 0
@@ -100,8 +121,23 @@ final class StreamRun: @unchecked Sendable {
     private var hasBegun = false
 
     /// A run that, once begun, pulls `inputs`, makes an operation of each with `makeOperation`
-    /// and admits it to `queue`. Traps on a `maxInFlight` or reorder window below 1.
-    init<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
+    /// and admits it to `queue`, with the types its entries carry (see ``TypedStreamRun``).
+    /// Traps on a `maxInFlight` or reorder window below 1.
+    static func typed<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
+        pulling inputs: Inputs,
+        into queue: OperationQueue,
+        maxInFlight: Int,
+        order: StreamOrder,
+        stopsAtFirstFailure: Bool,
+        making makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
+    ) -> TypedStreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
+        TypedStreamRun(
+            StreamRun(
+                pulling: inputs, into: queue, maxInFlight: maxInFlight, order: order,
+                stopsAtFirstFailure: stopsAtFirstFailure, making: makeOperation))
+    }
+
+    private init<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
         maxInFlight: Int,
@@ -294,7 +330,7 @@ final class StreamRun: @unchecked Sendable {
             return entry
         }
         guard readyHead < ready.count else { return nil }
-        let entry = ready[readyHead]
+        let entry = ready[readyHead].take()
         readyHead += 1
         if readyHead * 2 >= ready.count {
             ready.removeFirst(readyHead)
@@ -333,30 +369,40 @@ final class StreamRun: @unchecked Sendable {
 
     /// Stops the run; the consumer is told `error` at its next (or current) wait.
     private func stop(reporting error: (any Error)?) {
-        let (consumer, producer, driver, unfinished) =
-            lock.withCriticalSection {
-                () -> (
-                    UnsafeContinuation<Event, Never>?, UnsafeContinuation<Bool, Never>?, Task<Void, Never>?,
-                    [StreamEntry]
-                )? in
-                guard !isStopped else { return nil }
-                isStopped = true
-                // Told now to a waiting consumer, or kept for its next call.
-                if self.consumer == nil { stopError = error }
-                defer {
-                    self.consumer = nil
-                    self.producer = nil
-                    self.driver = nil
-                    running = [:]
-                    ready = []
-                    readyHead = 0
-                    waitingForOrder = [:]
-                }
-                return (self.consumer, self.producer, self.driver, Array(running.values))
-            } ?? (nil, nil, nil, [])
-        driver?.cancel()
-        producer?.resume(returning: false)
-        for entry in unfinished { entry.operation.cancel() }
-        consumer?.resume(returning: .end(error))
+        // Everything the run held is moved out under the lock and released after it: an
+        // entry's input or operation may run the user's `deinit`, which may call back in.
+        let held = lock.withCriticalSection { () -> Held? in
+            guard !isStopped else { return nil }
+            isStopped = true
+            // Told now to a waiting consumer, or kept for its next call.
+            if consumer == nil { stopError = error }
+            defer {
+                consumer = nil
+                producer = nil
+                driver = nil
+                running = [:]
+                ready = []
+                readyHead = 0
+                waitingForOrder = [:]
+            }
+            return Held(
+                consumer: consumer, producer: producer, driver: driver, running: running, ready: ready,
+                waitingForOrder: waitingForOrder)
+        }
+        guard let held else { return }
+        held.driver?.cancel()
+        held.producer?.resume(returning: false)
+        for entry in held.running.values { entry.operation.cancel() }
+        held.consumer?.resume(returning: .end(error))
+    }
+
+    /// What a stopped run let go of, to release outside its lock.
+    private struct Held {
+        let consumer: UnsafeContinuation<Event, Never>?
+        let producer: UnsafeContinuation<Bool, Never>?
+        let driver: Task<Void, Never>?
+        let running: [Int: StreamEntry]
+        let ready: [StreamEntry?]
+        let waitingForOrder: [Int: StreamEntry]
     }
 }

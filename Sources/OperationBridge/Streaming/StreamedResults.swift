@@ -56,7 +56,7 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
         public let result: Result<Success, Failure>?
     }
 
-    let run: StreamRun
+    let run: TypedStreamRun<Input, Success, Failure>
 
     /// Starts the run and returns the only iterator of this sequence.
     ///
@@ -64,8 +64,8 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
     /// The run's own task starts pulling inputs at once. A second call traps (a programmer
     /// error); after ``cancel()``, the iterator returns `nil` and nothing is pulled.
     public func makeAsyncIterator() -> Iterator {
-        run.begin()
-        return Iterator(lifetime: StreamLifetime(run))
+        run.run.begin()
+        return Iterator(run: run, lifetime: StreamLifetime(run.run))
     }
 
     /// Stops the run: no further input is pulled and the unfinished operations are cancelled.
@@ -75,11 +75,14 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
     /// ## Cancellation and threading
     /// Thread-safe and idempotent; returns at once, without waiting for the cancelled operations.
     public func cancel() {
-        run.stop()
+        run.run.stop()
     }
 
     /// Delivers the elements of a ``StreamedResults``. Not `Sendable`: one task iterates.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The run, with the types of its entries.
+        let run: TypedStreamRun<Input, Success, Failure>
+        /// Stops the run when the iterator goes away.
         let lifetime: StreamLifetime
 
         /// The next finished operation; `nil` at the end, or once the iterating task was cancelled.
@@ -91,7 +94,7 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
 
         /// The next finished operation, for a caller on `actor`; see ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(InputFailure) -> Element? {
-            switch await lifetime.run.next() {
+            switch await run.next() {
             case .element(let element):
                 let entry = unsafeDowncast(element, to: TypedStreamEntry<Input, Success, Failure>.self)
                 return Element(

@@ -45,7 +45,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
         public let value: Success
     }
 
-    let run: StreamRun
+    let run: TypedStreamRun<Input, Success, Failure>
     /// What an operation cancelled without a result reports.
     let cancellation: Failure
 
@@ -55,8 +55,8 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
     /// As ``StreamedResults/makeAsyncIterator()``: the run starts pulling at once; a second call
     /// traps.
     public func makeAsyncIterator() -> Iterator {
-        run.begin()
-        return Iterator(lifetime: StreamLifetime(run), cancellation: cancellation)
+        run.run.begin()
+        return Iterator(run: run, lifetime: StreamLifetime(run.run), cancellation: cancellation)
     }
 
     /// Stops the run, as ``StreamedResults/cancel()``.
@@ -64,11 +64,14 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
     /// ## Cancellation and threading
     /// Thread-safe and idempotent; returns at once.
     public func cancel() {
-        run.stop()
+        run.run.stop()
     }
 
     /// Delivers the elements of a ``StreamedValues``. Not `Sendable`: one task iterates.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The run, with the types of its entries.
+        let run: TypedStreamRun<Input, Success, Failure>
+        /// Stops the run when the iterator goes away.
         let lifetime: StreamLifetime
         let cancellation: Failure
         var ended = false
@@ -84,7 +87,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
         /// The next value, for a caller on `actor`; see ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Thrown) -> Element? {
             guard !ended else { return nil }
-            switch await lifetime.run.next() {
+            switch await run.next() {
             case .element(let element):
                 let entry = unsafeDowncast(element, to: TypedStreamEntry<Input, Success, Failure>.self)
                 switch entry.typedOperation.result {
@@ -107,7 +110,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
         /// Ends the sequence and stops the run; returns `error` as `Thrown`.
         private mutating func end(_ error: any Error) -> Thrown {
             ended = true
-            lifetime.run.stop()
+            run.run.stop()
             // `Thrown` is `Failure` (a `Sequence` of inputs: only operations fail) or `any Error`.
             return error as! Thrown
         }

@@ -15,7 +15,9 @@
 ///   minimums; `Mutex` needs macOS 15 / iOS 18). One small allocation, as `os_unfair_lock` must
 ///   not move.
 ///
-/// Not reentrant: a critical section never calls code outside the package.
+/// Not reentrant: a critical section must never call code outside the package — nor release
+/// what may be the last reference to a user's object, whose `deinit` would run inside it (a
+/// streamed run moves such references out and drops them after the lock).
 struct OperationLock: ~Copyable, Sendable {
     #if canImport(Darwin)
         private let lock = OSAllocatedUnfairLock()

@@ -54,6 +54,52 @@ private struct StreamError: Error, Equatable, CancellationRepresentable {
     static let cancellation = StreamError(input: -1)
 }
 
+/// An input that calls `onRelease` from its `deinit`: user code the run may trigger by letting go
+/// of an input.
+private final class ReleasingInput: Sendable {
+    let number: Int
+    private let onRelease: @Sendable () -> Void
+
+    init(_ number: Int, onRelease: @escaping @Sendable () -> Void) {
+        self.number = number
+        self.onRelease = onRelease
+    }
+
+    deinit { onRelease() }
+}
+
+/// `count` inputs made as they are pulled, so that only the run holds them.
+private struct ReleasingInputs: Sequence, Sendable {
+    let count: Int
+    let onRelease: @Sendable () -> Void
+
+    func makeIterator() -> AnyIterator<ReleasingInput> {
+        var next = 0
+        return AnyIterator {
+            guard next < count else { return nil }
+            defer { next += 1 }
+            return ReleasingInput(next, onRelease: onRelease)
+        }
+    }
+}
+
+/// Finishes at once with its number, then counts itself finished.
+private final class CountedFinishOperation: AsyncResultOperation<Int, CancellationError>, @unchecked Sendable {
+    let number: Int
+    let finished: @Sendable () -> Void
+
+    init(_ number: Int, finished: @escaping @Sendable () -> Void) {
+        self.number = number
+        self.finished = finished
+        super.init()
+    }
+
+    override func main() {
+        finish(with: .success(number))
+        finished()
+    }
+}
+
 @Suite("Streaming: unbounded inputs, bounded memory")
 struct StreamingTests {
     @Test("Every input runs once; never more than maxInFlight at once, never more pulled ahead", arguments: [1, 3, 8])
@@ -183,6 +229,46 @@ struct StreamingTests {
         #expect(ledger.pulledCount <= 1_000 + 4)
         #expect(ledger.keptTheBound)
         for operation in started.all { try await operation.waitForCompletion() }
+    }
+
+    @Test("An input whose deinit stops its stream: the run lets go of inputs outside its lock")
+    func anInputsDeinitMayStopTheStream() async throws {
+        // The run's lock is not reentrant: releasing the last reference to an input under it
+        // would run this deinit there, and its cancel() would take the lock again (a trap).
+        let stream = Guarded<StreamedResults<ReleasingInput, Int, CancellationError, Never>?>(nil)
+        let released = Guarded(0)
+        let allReleased = Gate()
+        let finishedCount = Guarded(0)
+        let allFinished = Gate()
+        let inputs = ReleasingInputs(count: 4) {
+            stream.current?.cancel()
+            if released.withLock({
+                $0 += 1; return $0
+            }) == 4 {
+                allReleased.open()
+            }
+        }
+        let results = OperationQueue().results(streaming: inputs, maxInFlight: 4) { input in
+            CountedFinishOperation(input.number) {
+                if finishedCount.withLock({
+                    $0 += 1; return $0
+                }) == 4 {
+                    allFinished.open()
+                }
+            }
+        }
+        stream.set(results)
+        var first: Int?
+        for await finished in results {
+            first = finished.input.number
+            // The other three wait undelivered in the run when the loop is left.
+            await allFinished.wait()
+            break
+        }
+        await allReleased.wait()
+        #expect(first != nil)
+        #expect(released.current == 4)
+        stream.set(nil)
     }
 
     @Test("Leaving the loop stops pulling and cancels what is in flight")

@@ -262,7 +262,8 @@ final class HandWrittenAsyncLock: @unchecked Sendable {
 /// Safety: `last` is only touched while holding `lock`.
 final class HandWrittenSerialQueue: @unchecked Sendable {
     private let lock = NSLock()
-    private var last: Task<Void, Never>?
+    /// Waits for the closure enqueued last (a closure, not a second task per enqueue).
+    private var last: (@Sendable () async -> Void)?
 
     /// Runs `body` once every closure enqueued before it has run; its task gives the result.
     @discardableResult
@@ -271,10 +272,10 @@ final class HandWrittenSerialQueue: @unchecked Sendable {
         defer { lock.unlock() }
         let previous = last
         let task = Task {
-            await previous?.value
+            await previous?()
             return await body()
         }
-        last = Task { _ = await task.value }
+        last = { _ = await task.value }
         return task
     }
 }

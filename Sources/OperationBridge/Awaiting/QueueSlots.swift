@@ -34,8 +34,8 @@ enum QueueSlots {
         if let admitted = operation.admittedQueue { return admitted }
         if withUnsafeCurrentTask(body: { $0 != nil }) { return nil }
         guard let current = OperationQueue.current else { return nil }
-        if current === OperationQueue.main && operation.admittedQueue !== current { return nil }
-        return current
+        // Not admitted by the package (it would have answered above): the main queue does not count.
+        return current === OperationQueue.main ? nil : current
     }
 
     /// Called before the current task awaits `operation`, pending in `queue`: when the task holds a

@@ -43,8 +43,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     // this module keep their own mutable state under the same lock, so that a result and the
     // lifecycle change together.
     //
-    // `lifecycle` comes before `lock`: the lock fits in the tail of the state machine's layout
-    // (Design.md, "Memory per operation").
+    // `lifecycle` comes before `lock`: on Linux the lock fits in the tail of the state machine's
+    // layout (Design.md, "Memory per operation").
     private(set) var lifecycle = LifecycleStateMachine()
     let lock = OperationLock()
     /// The `Task` running the operation's async work, if any; cancelled with the operation.

@@ -61,7 +61,15 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// operation strongly (the operation would keep itself alive).
     public var onResult: ((Result<Success, Failure>) -> Void)? {
         get { lock.withCriticalSection { storedOnResult } }
-        set { lock.withCriticalSection { storedOnResult = newValue } }
+        set {
+            // The replaced callback is released after the lock: it may hold the last reference
+            // to an object whose `deinit` calls back into this operation (`cancel()`, say).
+            let replaced = lock.withCriticalSection {
+                defer { storedOnResult = newValue }
+                return storedOnResult
+            }
+            withExtendedLifetime(replaced) {}
+        }
     }
 
     /// Stores `result` and finishes the operation.

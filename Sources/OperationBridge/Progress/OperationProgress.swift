@@ -50,8 +50,6 @@ public final class OperationProgress: @unchecked Sendable {
     private var total: Int64
     private var finished: Bool
     private var cancelled: Bool
-    /// Whether the finish completed an operation's own progress: it ran, and was not cancelled.
-    private var completedByFinish = false
     /// Whether `finished` and `cancelled` follow an operation (set by its lifecycle) rather than,
     /// for an aggregate of its own, its operations.
     private let followsOperation: Bool
@@ -131,7 +129,8 @@ public final class OperationProgress: @unchecked Sendable {
     /// For an aggregate, the sum of its weights; setting it traps (a programmer error: report on
     /// the operations). Setting it after the operation has finished does nothing. Thread-safe.
     public var totalUnitCount: Int64 {
-        get { children == nil ? lock.withCriticalSection { total } : snapshot.totalUnitCount }
+        // An aggregate's `total` is the sum of its weights, set once.
+        get { lock.withCriticalSection { total } }
         set { report { $0.total = newValue } }
     }
 
@@ -205,12 +204,8 @@ public final class OperationProgress: @unchecked Sendable {
 
     /// The snapshot of an operation's own progress (not an aggregate). Callers hold `lock`.
     private func ownSnapshotLocked() -> ProgressSnapshot {
-        let fraction: Double
-        if completedByFinish {
-            fraction = 1
-        } else {
-            fraction = total > 0 ? min(max(Double(completed) / Double(total), 0), 1) : 0
-        }
+        // A finish that completed the progress left `completed >= total >= 1`: a fraction of 1.
+        let fraction = total > 0 ? min(max(Double(completed) / Double(total), 0), 1) : 0
         return ProgressSnapshot(
             completedUnitCount: completed, totalUnitCount: total, fractionCompleted: fraction,
             isFinished: finished, isCancelled: cancelled)
@@ -266,7 +261,6 @@ public final class OperationProgress: @unchecked Sendable {
         if children == nil && !cancelled && ran {
             if total <= 0 { total = max(completed, 1) }
             completed = max(completed, total)
-            completedByFinish = true
         }
     }
 
@@ -317,7 +311,7 @@ public final class OperationProgress: @unchecked Sendable {
         if let owner {
             view.cancellationHandler = { [weak owner] in owner?.cancel() }
         }
-        write(to: view)
+        write(lock.withCriticalSection { viewStateLocked() }, to: view)
         return view
     }
 
@@ -348,14 +342,25 @@ public final class OperationProgress: @unchecked Sendable {
     /// Writes the current state to every view.
     private func refreshViews() {
         FoundationProgressViews.lock.withCriticalSection {
-            for view in lock.withCriticalSection({ views }) { write(to: view) }
+            // One read for every view: each shows the same state.
+            let (views, state) = lock.withCriticalSection { () -> ([Progress], ViewState) in
+                (self.views, viewStateLocked())
+            }
+            for view in views { write(state, to: view) }
         }
     }
 
-    /// Writes the current state to `view`. Callers hold `FoundationProgressViews.lock`, not
-    /// `lock`.
-    private func write(to view: Progress) {
-        let state = lock.withCriticalSection { (completed: completed, total: total, cancelled: cancelled) }
+    /// What a Foundation view shows.
+    private typealias ViewState = (completed: Int64, total: Int64, cancelled: Bool)
+
+    /// The state the views show. Callers hold `lock`.
+    private func viewStateLocked() -> ViewState {
+        (completed, total, cancelled)
+    }
+
+    /// Writes `state` (read with ``viewStateLocked()`` after `view` was added to `views`) to
+    /// `view`. Callers hold `FoundationProgressViews.lock`, not `lock`.
+    private func write(_ state: ViewState, to view: Progress) {
         // Foundation's parents (on Linux) count a child each time it is written complete, and
         // take a child with no total and a count as complete: so a view shows no count while the
         // total is unknown, never more than the total, and stops moving once complete.

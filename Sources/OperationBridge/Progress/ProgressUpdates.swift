@@ -70,8 +70,8 @@ public struct ProgressUpdates<C: Clock<Duration>>: AsyncSequence, Sendable {
         let progress: OperationProgress
         let interval: Duration
         let clock: C
-        private var last: ProgressSnapshot?
-        private var nextRead: C.Instant?
+        /// The snapshot last delivered, and when to read again.
+        private var last: (snapshot: ProgressSnapshot, nextRead: C.Instant)?
         private var ended = false
 
         init(progress: OperationProgress, interval: Duration, clock: C) {
@@ -81,7 +81,7 @@ public struct ProgressUpdates<C: Clock<Duration>>: AsyncSequence, Sendable {
         }
 
         /// The next snapshot that differs from the last one, once `interval` has passed since the
-        /// last read; `nil` after the finished snapshot, or when the task was cancelled.
+        /// last one it delivered; `nil` after the finished snapshot, or when the task was cancelled.
         public mutating func next() async -> ProgressSnapshot? {
             await next(isolation: nil)
         }
@@ -89,8 +89,8 @@ public struct ProgressUpdates<C: Clock<Duration>>: AsyncSequence, Sendable {
         /// The next snapshot, running on the caller's actor; see ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> ProgressSnapshot? {
             guard !ended, !Task.isCancelled else { return nil }
-            guard let last, let deadline = nextRead else { return deliver(progress.snapshot) }
-            var wakeUp = deadline
+            guard let last else { return deliver(progress.snapshot) }
+            var wakeUp = last.nextRead
             while true {
                 do {
                     try await clock.sleep(until: wakeUp, tolerance: nil)
@@ -99,16 +99,15 @@ public struct ProgressUpdates<C: Clock<Duration>>: AsyncSequence, Sendable {
                     return nil
                 }
                 let snapshot = progress.snapshot
-                if snapshot != last { return deliver(snapshot) }
+                if snapshot != last.snapshot { return deliver(snapshot) }
                 wakeUp = wakeUp.advanced(by: interval)
             }
         }
 
         private mutating func deliver(_ snapshot: ProgressSnapshot) -> ProgressSnapshot {
-            last = snapshot
             ended = snapshot.isFinished
             // Measured from the read, so that a slow consumer is never handed a burst.
-            nextRead = clock.now.advanced(by: interval)
+            last = (snapshot, clock.now.advanced(by: interval))
             return snapshot
         }
     }

@@ -34,13 +34,18 @@ final class QueueProgressLookup: @unchecked Sendable {
         } else {
             // The same object for the queue's whole life, on both platforms.
             progress = queue.progress
-            lock.withCriticalSection {
-                entries[id] = Entry(queue: queue, progress: progress)
-                if entries.count >= pruneAt {
-                    entries = entries.filter { $0.value.queue != nil }
-                    pruneAt = max(64, entries.count * 2)
-                }
+            // What the lookup lets go of (an entry of a released queue at the same address,
+            // or the entries pruned) is dropped after the lock: it may hold the last reference
+            // to a `Progress` the user attached handlers to.
+            let dropped = lock.withCriticalSection { () -> (Entry?, [ObjectIdentifier: Entry]?) in
+                let replaced = entries.updateValue(Entry(queue: queue, progress: progress), forKey: id)
+                guard entries.count >= pruneAt else { return (replaced, nil) }
+                let before = entries
+                entries = entries.filter { $0.value.queue != nil }
+                pruneAt = max(64, entries.count * 2)
+                return (replaced, before)
             }
+            withExtendedLifetime(dropped) {}
         }
         return progress.totalUnitCount != 0 ? progress : nil
     }

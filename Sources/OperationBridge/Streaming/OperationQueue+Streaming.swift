@@ -144,7 +144,7 @@ extension OperationQueue {
         stopsAtFirstFailure: Bool,
         _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
     ) -> TypedStreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
-        StreamRun.typed(
+        TypedStreamRun(
             pulling: inputs, into: self, maxInFlight: maxInFlight, order: order,
             stopsAtFirstFailure: stopsAtFirstFailure, making: makeOperation)
     }

@@ -14,11 +14,6 @@ class StreamEntry: @unchecked Sendable {
         self.index = index
         self.operation = operation
     }
-
-    /// Whether the (finished) operation's result is a success.
-    var succeeded: Bool {
-        fatalError("Overridden by TypedStreamEntry.")
-    }
 }
 
 /// A ``StreamEntry`` with its input and its typed operation, as the sequences deliver them.
@@ -36,26 +31,44 @@ final class TypedStreamEntry<Input: Sendable, Success: Sendable, Failure: Error>
     var typedOperation: AsyncResultOperation<Success, Failure> {
         unsafeDowncast(operation, to: AsyncResultOperation<Success, Failure>.self)
     }
-
-    override var succeeded: Bool {
-        if case .success? = typedOperation.result { true } else { false }
-    }
 }
 
-/// A ``StreamRun`` with the types of the entries it hands out: made only by
-/// ``StreamRun/typed(pulling:into:maxInFlight:order:stopsAtFirstFailure:making:)``, from the same
-/// generic parameters as the entries, so that the sequences' downcasts of its entries to
-/// `TypedStreamEntry<Input, Success, Failure>` hold by construction.
+/// A ``StreamRun`` with the types of the entries it hands out. Its initializer is the only place
+/// that makes a run, with a driver that makes `TypedStreamEntry<Input, Success, Failure>`s from
+/// the same generic parameters: so the downcast in ``next()`` holds by construction.
 struct TypedStreamRun<Input: Sendable, Success: Sendable, Failure: Error>: Sendable {
     let run: StreamRun
 
-    fileprivate init(_ run: StreamRun) {
-        self.run = run
+    /// What the consumer gets next, typed.
+    enum Event {
+        case element(TypedStreamEntry<Input, Success, Failure>)
+        /// The end: the inputs ended (with their error, if any), or the run was stopped (`nil`).
+        case end((any Error)?)
     }
 
-    /// The next event, its element of the run's types; see ``StreamRun/next()``.
-    func next() async -> StreamRun.Event {
-        await run.next()
+    /// A run that, once begun, pulls `inputs`, makes an operation of each with `makeOperation`
+    /// and admits it to `queue`. Traps on a `maxInFlight` or reorder window below 1.
+    init<Inputs: AsyncSequence & Sendable>(
+        pulling inputs: Inputs,
+        into queue: OperationQueue,
+        maxInFlight: Int,
+        order: StreamOrder,
+        stopsAtFirstFailure: Bool,
+        making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
+    ) where Inputs.Element == Input {
+        run = StreamRun(maxInFlight: maxInFlight, order: order, stopsAtFirstFailure: stopsAtFirstFailure) { run in
+            run.drive(pulling: inputs, into: queue, making: makeOperation)
+        }
+    }
+
+    /// The next finished operation in the run's order, or the end; see ``StreamRun/next()``.
+    func next() async -> Event {
+        switch await run.next() {
+        case .element(let entry):
+            .element(unsafeDowncast(entry, to: TypedStreamEntry<Input, Success, Failure>.self))
+        case .end(let error):
+            .end(error)
+        }
     }
 }
 
@@ -70,9 +83,8 @@ struct TypedStreamRun<Input: Sendable, Success: Sendable, Failure: Error>: Senda
 /// `maxInFlight`; in input order `maxInFlight + reorderWindow`, and a running operation also
 /// needs one of `maxInFlight` running slots.
 ///
-/// Not generic: only its generic initializer and driver (``drive(pulling:into:making:)``), which
-/// make the entries, the entries themselves (``StreamEntry/succeeded``) and the sequences'
-/// iterators know the input and result types.
+/// Not generic: only its driver (``drive(pulling:into:making:)``), which makes the entries,
+/// ``TypedStreamRun`` and the sequences' iterators know the input and result types.
 ///
 /// Safety: every stored `var` is only touched while holding `lock`; continuations are resumed and
 /// operations cancelled after the lock is released.
@@ -120,31 +132,12 @@ final class StreamRun: @unchecked Sendable {
     private let startDriver: @Sendable (StreamRun) -> Task<Void, Never>
     private var hasBegun = false
 
-    /// A run that, once begun, pulls `inputs`, makes an operation of each with `makeOperation`
-    /// and admits it to `queue`, with the types its entries carry (see ``TypedStreamRun``).
-    /// Traps on a `maxInFlight` or reorder window below 1.
-    static func typed<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
-        pulling inputs: Inputs,
-        into queue: OperationQueue,
-        maxInFlight: Int,
-        order: StreamOrder,
-        stopsAtFirstFailure: Bool,
-        making makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
-    ) -> TypedStreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
-        TypedStreamRun(
-            StreamRun(
-                pulling: inputs, into: queue, maxInFlight: maxInFlight, order: order,
-                stopsAtFirstFailure: stopsAtFirstFailure, making: makeOperation))
-    }
-
-    private init<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
-        pulling inputs: Inputs,
-        into queue: OperationQueue,
-        maxInFlight: Int,
-        order: StreamOrder,
-        stopsAtFirstFailure: Bool,
-        making makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
-    ) where Inputs.Element: Sendable {
+    /// A run whose driver task `startDriver` starts (see ``TypedStreamRun``, the one place that
+    /// makes runs). Traps on a `maxInFlight` or reorder window below 1.
+    fileprivate init(
+        maxInFlight: Int, order: StreamOrder, stopsAtFirstFailure: Bool,
+        startDriver: @escaping @Sendable (StreamRun) -> Task<Void, Never>
+    ) {
         guard maxInFlight >= 1 else {
             fatalError("maxInFlight must be at least 1 to stream results; it was \(maxInFlight).")
         }
@@ -162,7 +155,7 @@ final class StreamRun: @unchecked Sendable {
             capacity = maxInFlight + window
             inputOrder = true
         }
-        startDriver = { run in run.drive(pulling: inputs, into: queue, making: makeOperation) }
+        self.startDriver = startDriver
     }
 
     // MARK: The driver
@@ -188,7 +181,7 @@ final class StreamRun: @unchecked Sendable {
 
     /// Pulls `inputs` on a detached task — never on the iterating task's actor (the main actor,
     /// say): each input becomes an operation made by `makeOperation` and admitted to `queue`.
-    private func drive<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
+    fileprivate func drive<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
         making makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
@@ -272,7 +265,7 @@ final class StreamRun: @unchecked Sendable {
 
     private func finished(_ entry: StreamEntry) {
         // Read outside the lock: it asks the operation.
-        let failed = stopsAtFirstFailure && !entry.succeeded
+        let failed = stopsAtFirstFailure && entry.operation.stepFailed
         let found = lock.withCriticalSection { () -> Bool in
             guard running.removeValue(forKey: entry.index) != nil else { return false }
             if failed { pullingEnded = true }

@@ -95,8 +95,7 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
         /// The next finished operation, for a caller on `actor`; see ``next()``.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(InputFailure) -> Element? {
             switch await run.next() {
-            case .element(let element):
-                let entry = unsafeDowncast(element, to: TypedStreamEntry<Input, Success, Failure>.self)
+            case .element(let entry):
                 return Element(
                     index: entry.index, input: entry.input, operation: entry.typedOperation,
                     result: entry.typedOperation.result)

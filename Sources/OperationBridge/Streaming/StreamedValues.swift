@@ -88,8 +88,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Thrown) -> Element? {
             guard !ended else { return nil }
             switch await run.next() {
-            case .element(let element):
-                let entry = unsafeDowncast(element, to: TypedStreamEntry<Input, Success, Failure>.self)
+            case .element(let entry):
                 switch entry.typedOperation.result {
                 case .success(let value):
                     return Element(

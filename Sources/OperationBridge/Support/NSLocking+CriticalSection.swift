@@ -2,8 +2,9 @@ import Foundation
 
 /// The package's lock primitive for its own objects: `NSLock` (not `Mutex`, which needs macOS 15
 /// / iOS 18) — and, where a lock must be reentrant, `NSRecursiveLock` — taken through a closure so
-/// that every critical section is balanced. Operations, progress handles and the queue-progress
-/// lookup use ``OperationLock``, the same spelling with a lock stored in the object.
+/// that every critical section is balanced. Operations, progress handles, the queue-progress
+/// lookup and streamed runs use ``OperationLock``, the same spelling with a lock stored in the
+/// object.
 extension NSLocking {
     /// Runs `body` while holding the lock.
     ///

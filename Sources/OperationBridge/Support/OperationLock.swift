@@ -6,9 +6,11 @@
 #endif
 
 /// The lock inside every package operation — and inside the objects made as often (a progress
-/// handle per reporting operation) or taken on every start (the queue-progress lookup): a lock
-/// stored in the object itself on Linux, where an `NSLock` would be a second object with a mutex
-/// allocated apart from it (about 100 bytes per operation, Design.md "Memory per operation").
+/// handle per reporting operation) or taken on every start (the queue-progress lookup), and in a
+/// streamed run, whose producer, consumer and worker threads contend for it: a lock stored in the
+/// object itself on Linux, where an `NSLock` would be a second object with a mutex allocated
+/// apart from it (about 100 bytes per operation, Design.md "Memory per operation") that sleeps
+/// at once when contended.
 ///
 /// - Linux: the standard library's `Mutex` (a futex word, stored inline).
 /// - Apple platforms: `OSAllocatedUnfairLock` (macOS 13, iOS 16 and later — the package's

@@ -56,6 +56,24 @@ import Testing
         #expect(operation.isFinished)
     }
 
+    @Test("Replacing onResult releases the old callback outside the operation's lock")
+    func replacingOnResultReleasesTheOldCallbackOutsideTheLock() {
+        // The operation's lock is not reentrant: a callback whose captured object cancels the
+        // operation from its deinit would otherwise take it again (a trap).
+        let operation = ControlledOperation<Int, CancellationError>(.success(5))
+        let released = Trigger()
+        do {
+            let probe = ReleaseProbe {
+                operation.cancel()
+                released.fire()
+            }
+            operation.onResult = { _ in withExtendedLifetime(probe) {} }
+        }
+        operation.onResult = nil  // drops the last reference to the probe
+        #expect(released.hasFired)
+        #expect(operation.isCancelled)
+    }
+
     @Test func overriddenFinishAndCancelAreCalled() async throws {
         let queue = OperationQueue()
         let finishing = Overriding()

@@ -109,8 +109,7 @@ struct ProgressTests {
         let operation = TaskOperation(totalUnitCount: 4) { progress in
             progress.advance()
             reported.open()
-            // Waits until cancelled.
-            while !Task.isCancelled { await Task.yield() }
+            await suspendUntilCancelled()
             progress.advance()  // still counted: the operation has not finished
             return 0
         }
@@ -133,7 +132,7 @@ struct ProgressTests {
         let operation = TaskOperation(totalUnitCount: 2) { (progress) async throws(OperationTimeoutError) -> Int in
             progress.advance()
             started.open()
-            while !Task.isCancelled { await Task.yield() }
+            await suspendUntilCancelled()
             return 1
         }
         let queue = OperationQueue()

@@ -54,18 +54,10 @@ private struct StreamError: Error, Equatable, CancellationRepresentable {
     static let cancellation = StreamError(input: -1)
 }
 
-/// An input that calls `onRelease` from its `deinit`: user code the run may trigger by letting go
-/// of an input.
-private final class ReleasingInput: Sendable {
+/// An input whose release runs the user's code: its probe's callback.
+private struct ReleasingInput: Sendable {
     let number: Int
-    private let onRelease: @Sendable () -> Void
-
-    init(_ number: Int, onRelease: @escaping @Sendable () -> Void) {
-        self.number = number
-        self.onRelease = onRelease
-    }
-
-    deinit { onRelease() }
+    let probe: ReleaseProbe
 }
 
 /// `count` inputs made as they are pulled, so that only the run holds them.
@@ -78,7 +70,7 @@ private struct ReleasingInputs: Sequence, Sendable {
         return AnyIterator {
             guard next < count else { return nil }
             defer { next += 1 }
-            return ReleasingInput(next, onRelease: onRelease)
+            return ReleasingInput(number: next, probe: ReleaseProbe(onRelease: onRelease))
         }
     }
 }
@@ -236,38 +228,26 @@ struct StreamingTests {
         // The run's lock is not reentrant: releasing the last reference to an input under it
         // would run this deinit there, and its cancel() would take the lock again (a trap).
         let stream = Guarded<StreamedResults<ReleasingInput, Int, CancellationError, Never>?>(nil)
-        let released = Guarded(0)
-        let allReleased = Gate()
-        let finishedCount = Guarded(0)
-        let allFinished = Gate()
+        let released = CountdownSignal(4)
+        let finished = CountdownSignal(4)
         let inputs = ReleasingInputs(count: 4) {
             stream.current?.cancel()
-            if released.withLock({
-                $0 += 1; return $0
-            }) == 4 {
-                allReleased.open()
-            }
+            released.arrive()
         }
         let results = OperationQueue().results(streaming: inputs, maxInFlight: 4) { input in
-            CountedFinishOperation(input.number) {
-                if finishedCount.withLock({
-                    $0 += 1; return $0
-                }) == 4 {
-                    allFinished.open()
-                }
-            }
+            CountedFinishOperation(input.number) { finished.arrive() }
         }
         stream.set(results)
         var first: Int?
-        for await finished in results {
-            first = finished.input.number
+        for await element in results {
+            first = element.input.number
             // The other three wait undelivered in the run when the loop is left.
-            await allFinished.wait()
+            _ = await finished.wait()
             break
         }
-        await allReleased.wait()
+        _ = await released.wait()
         #expect(first != nil)
-        #expect(released.current == 4)
+        #expect(released.remaining == 0)
         stream.set(nil)
     }
 

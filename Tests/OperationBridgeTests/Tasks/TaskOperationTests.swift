@@ -379,12 +379,7 @@ struct TaskOperationTests {
         let box = Guarded<Operation?>(nil)
         let operation = TaskOperation { () async -> Int in
             box.current?.cancel()  // before the closure's first suspension
-            let gate = Gate()
-            await withTaskCancellationHandler {
-                await gate.wait()
-            } onCancel: {
-                gate.open()
-            }
+            await suspendUntilCancelled()
             cancelledInside.append(Task.isCancelled)
             return 1
         }

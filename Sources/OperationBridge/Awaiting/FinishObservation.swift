@@ -92,6 +92,7 @@ final class FinishSentinel: Operation, @unchecked Sendable {
 
     /// Drops the callback without calling it (nothing happens when it was already taken).
     func discard() {
-        lock.withCriticalSection { callback = nil }
+        let dropped = lock.withCriticalSection { callback.take() }
+        withExtendedLifetime(dropped) {}  // released after the lock: it may hold the last reference to what it captured
     }
 }

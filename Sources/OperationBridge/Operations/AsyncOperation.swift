@@ -153,15 +153,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         let arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer = { action in
             DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock, action)
         }
-        let armNow = lock.withCriticalSection { () -> Bool in
-            guard !lifecycle.isFinishingOrFinished else { return false }
+        // The limit replaced is dropped after the lock: its clock may be a class of the caller's,
+        // whose `deinit` is not to run inside the lock.
+        let (armNow, replaced) = lock.withCriticalSection { () -> (Bool, RareState.ArmTimeLimit?) in
+            guard !lifecycle.isFinishingOrFinished else { return (false, nil) }
             let state = rareState()
-            guard state.timeLimitTimer == nil else { return false }
+            guard state.timeLimitTimer == nil else { return (false, nil) }
             // No time at all: timed out when it starts (before `main()`), not by a timer racing it.
             state.timesOutAtStart = limit <= .zero
-            state.armTimeLimit = state.timesOutAtStart ? nil : arm
-            return lifecycle.hasStarted
+            defer { state.armTimeLimit = state.timesOutAtStart ? nil : arm }
+            return (lifecycle.hasStarted, state.armTimeLimit)
         }
+        withExtendedLifetime(replaced) {}
         guard armNow else { return }
         if limit <= .zero { timeOut() } else { armTimeLimit(arm) }
     }
@@ -699,6 +702,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
 
     /// Removes an observer that has not run yet.
     func removeFinishObserver(_ id: LifecycleStateMachine.ObserverID) {
-        lock.withCriticalSection { _ = lifecycle.removeObserver(id) }
+        let removed = lock.withCriticalSection { lifecycle.removeObserver(id) }
+        withExtendedLifetime(removed) {}  // released after the lock
     }
 }

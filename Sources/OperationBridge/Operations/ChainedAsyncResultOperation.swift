@@ -72,7 +72,12 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     /// still wins. Once this operation has finished it no longer holds `upstream`, neither as
     /// the source of its input nor as a dependency; ``input`` stays readable.
     public func takeInput<UpstreamFailure: Error>(from upstream: AsyncResultOperation<Input, UpstreamFailure>) {
-        lock.withCriticalSection { typedUpstream = upstream }
+        // The upstream replaced is released after the lock, as in `dropLinksAfterFinishing()`.
+        let replaced = lock.withCriticalSection {
+            defer { typedUpstream = upstream }
+            return typedUpstream
+        }
+        withExtendedLifetime(replaced) {}
         addDependency(upstream)
     }
 

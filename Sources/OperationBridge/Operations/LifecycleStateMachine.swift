@@ -335,12 +335,12 @@ struct LifecycleStateMachine {
         return nil
     }
 
-    /// Removes an observer that has not run yet. Returns `false` when it was already taken.
-    @discardableResult
-    mutating func removeObserver(_ id: ObserverID) -> Bool {
-        guard let index = observers.firstIndex(where: { $0.id == id }) else { return false }
-        observers.remove(at: index)
-        return true
+    /// Removes an observer that has not run yet, and returns it (`nil` when it was already
+    /// taken) — for the caller to release after the lock: a callback may hold the last
+    /// reference to what it captured.
+    mutating func removeObserver(_ id: ObserverID) -> Observer? {
+        guard let index = observers.firstIndex(where: { $0.id == id }) else { return nil }
+        return observers.remove(at: index).observer
     }
 
     /// Removes and returns the waiters that want the decision.

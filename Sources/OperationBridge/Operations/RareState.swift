@@ -10,7 +10,7 @@ final class RareState: @unchecked Sendable {
     /// Why the operation finished without running, when a condition failed.
     var conditionFailure: ConditionFailedError?
     /// Arms the running-time limit set with `limitRunningTime(to:clock:)`, if any.
-    var armTimeLimit: (@Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer)?
+    var armTimeLimit: ArmTimeLimit?
     /// The armed running-time limit, from the start until the operation finishes.
     var timeLimitTimer: DeadlineTimer?
     /// A running-time limit of zero or less: the operation times out when it starts.
@@ -59,10 +59,26 @@ final class RareState: @unchecked Sendable {
         for observer in lifecycleObservers { observer.post(event) }
     }
 
+    /// Starts a running-time limit: a closure over the caller's clock.
+    typealias ArmTimeLimit = @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
+
+    /// What ``finished()`` hands back, for the caller to act on once the lock is released — and to
+    /// let go of there: the limit to arm and the observers may hold the last references to
+    /// objects of the user's (a clock, what a handler captured), whose `deinit` is not to run
+    /// inside the operation's lock.
+    struct Finished {
+        /// The timers to stop.
+        let timers: [DeadlineTimer]
+        /// The exclusivity request whose keys to release.
+        let keys: ExclusivityRequest?
+        /// The progress to complete.
+        let progress: OperationProgress?
+        fileprivate let released: (ArmTimeLimit?, [LifecycleObserver])
+    }
+
     /// The operation has finished: tells the observers and forgets them, forgets the limit to
-    /// arm, and hands back what to do once the lock is released — the timers to stop, the
-    /// exclusivity request whose keys to release, the progress to complete.
-    func finished() -> (timers: [DeadlineTimer], keys: ExclusivityRequest?, progress: OperationProgress?) {
+    /// arm, and hands back what to do once the lock is released (see ``Finished``).
+    func finished() -> Finished {
         post(.finished)
         defer {
             lifecycleObservers = []
@@ -72,6 +88,8 @@ final class RareState: @unchecked Sendable {
             isReadinessHeld = false
             gate?.stage = .passed(nil)
         }
-        return ([timeLimitTimer, readinessTimer].compactMap { $0 }, gate?.request, progress)
+        return Finished(
+            timers: [timeLimitTimer, readinessTimer].compactMap { $0 }, keys: gate?.request, progress: progress,
+            released: (armTimeLimit, lifecycleObservers))
     }
 }

@@ -281,7 +281,9 @@ public final class OperationProgress: @unchecked Sendable {
     /// through its `cancellationHandler`, which Foundation may call on another thread: the
     /// operation is cancelled soon after `cancel()` returns, not necessarily before (cancel the
     /// operation itself where that matters). The package writes it while holding a lock of its
-    /// own. On Apple platforms `Progress` is thread-safe. On Linux Foundation's `Progress` takes
+    /// own, so on Apple platforms your KVO observers of it (and of its parents) run inside that
+    /// lock: they may report progress, but must not wait for another thread that does (hop with
+    /// `DispatchQueue.main.async`, never `sync`). On Apple platforms `Progress` is thread-safe. On Linux Foundation's `Progress` takes
     /// no lock at all: read it where the package does not write it (after the work has
     /// finished), or read ``snapshot`` instead.
     public var foundationProgress: Progress {

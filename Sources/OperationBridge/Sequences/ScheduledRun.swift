@@ -93,11 +93,13 @@ final class ScheduledRun: @unchecked Sendable {
     /// once when it has. A later call replaces an earlier one that is not armed yet; once one is
     /// armed, later calls do nothing.
     private func limitRunningTime(_ resolve: @escaping @Sendable () -> RunTimeLimit) {
-        let armNow = lock.withCriticalSection { () -> Bool in
-            guard !limitClaimed else { return false }
-            pendingTimeLimit = resolve
-            return started
+        // The limit replaced is dropped after the lock: its clock may be a class of the caller's.
+        let (armNow, replaced) = lock.withCriticalSection { () -> (Bool, (@Sendable () -> RunTimeLimit)?) in
+            guard !limitClaimed else { return (false, nil) }
+            defer { pendingTimeLimit = resolve }
+            return (started, pendingTimeLimit)
         }
+        withExtendedLifetime(replaced) {}
         if armNow { armTimeLimit() }
     }
 

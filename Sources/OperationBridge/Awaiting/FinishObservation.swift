@@ -92,7 +92,8 @@ final class FinishSentinel: Operation, @unchecked Sendable {
 
     /// Drops the callback without calling it (nothing happens when it was already taken).
     func discard() {
+        // Released after the lock: it may hold the last reference to what it captured.
         let dropped = lock.withCriticalSection { callback.take() }
-        withExtendedLifetime(dropped) {}  // released after the lock: it may hold the last reference to what it captured
+        withExtendedLifetime(dropped) {}
     }
 }

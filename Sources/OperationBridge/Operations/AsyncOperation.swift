@@ -161,8 +161,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             guard state.timeLimitTimer == nil else { return (false, nil) }
             // No time at all: timed out when it starts (before `main()`), not by a timer racing it.
             state.timesOutAtStart = limit <= .zero
-            defer { state.armTimeLimit = state.timesOutAtStart ? nil : arm }
-            return (lifecycle.hasStarted, state.armTimeLimit)
+            return (lifecycle.hasStarted, exchange(&state.armTimeLimit, with: state.timesOutAtStart ? nil : arm))
         }
         withExtendedLifetime(replaced) {}
         guard armNow else { return }

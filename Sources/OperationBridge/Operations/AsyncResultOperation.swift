@@ -64,10 +64,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         set {
             // The replaced callback is released after the lock: it may hold the last reference
             // to an object whose `deinit` calls back into this operation (`cancel()`, say).
-            let replaced = lock.withCriticalSection {
-                defer { storedOnResult = newValue }
-                return storedOnResult
-            }
+            let replaced = lock.withCriticalSection { exchange(&storedOnResult, with: newValue) }
             withExtendedLifetime(replaced) {}
         }
     }

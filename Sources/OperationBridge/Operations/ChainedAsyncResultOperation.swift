@@ -73,10 +73,7 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     /// the source of its input nor as a dependency; ``input`` stays readable.
     public func takeInput<UpstreamFailure: Error>(from upstream: AsyncResultOperation<Input, UpstreamFailure>) {
         // The upstream replaced is released after the lock, as in `dropLinksAfterFinishing()`.
-        let replaced = lock.withCriticalSection {
-            defer { typedUpstream = upstream }
-            return typedUpstream
-        }
+        let replaced = lock.withCriticalSection { exchange(&typedUpstream, with: upstream) }
         withExtendedLifetime(replaced) {}
         addDependency(upstream)
     }

@@ -283,9 +283,9 @@ public final class OperationProgress: @unchecked Sendable {
     /// operation itself where that matters). The package writes it while holding a lock of its
     /// own, so on Apple platforms your KVO observers of it (and of its parents) run inside that
     /// lock: they may report progress, but must not wait for another thread that does (hop with
-    /// `DispatchQueue.main.async`, never `sync`). On Apple platforms `Progress` is thread-safe. On Linux Foundation's `Progress` takes
-    /// no lock at all: read it where the package does not write it (after the work has
-    /// finished), or read ``snapshot`` instead.
+    /// `DispatchQueue.main.async`, never `sync`). On Apple platforms `Progress` is thread-safe.
+    /// On Linux Foundation's `Progress` takes no lock at all: read it where the package does not
+    /// write it (after the work has finished), or read ``snapshot`` instead.
     public var foundationProgress: Progress {
         FoundationProgressViews.lock.withCriticalSection {
             if let primaryView = lock.withCriticalSection({ primaryView }) { return primaryView }

@@ -96,8 +96,7 @@ final class ScheduledRun: @unchecked Sendable {
         // The limit replaced is dropped after the lock: its clock may be a class of the caller's.
         let (armNow, replaced) = lock.withCriticalSection { () -> (Bool, (@Sendable () -> RunTimeLimit)?) in
             guard !limitClaimed else { return (false, nil) }
-            defer { pendingTimeLimit = resolve }
-            return (started, pendingTimeLimit)
+            return (started, exchange(&pendingTimeLimit, with: resolve))
         }
         withExtendedLifetime(replaced) {}
         if armNow { armTimeLimit() }

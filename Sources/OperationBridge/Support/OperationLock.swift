@@ -46,6 +46,16 @@ struct OperationLock: ~Copyable, Sendable {
     }
 }
 
+/// Stores `newValue` in `slot` and returns what `slot` held. Called inside a critical section,
+/// so that the value replaced is released by the caller after the lock: it may hold the last
+/// reference to an object of the user's (Design.md, "Locks and the user's objects").
+@inline(__always)
+func exchange<Value>(_ slot: inout Value, with newValue: Value) -> Value {
+    let replaced = slot
+    slot = newValue
+    return replaced
+}
+
 #if !canImport(Darwin)
     /// Tells ThreadSanitizer about ``OperationLock``'s critical sections, when the process runs
     /// under it.

@@ -63,10 +63,7 @@ import Testing
         let operation = ControlledOperation<Int, CancellationError>(.success(5))
         let released = Trigger()
         do {
-            let probe = ReleaseProbe {
-                operation.cancel()
-                released.fire()
-            }
+            let probe = ReleaseProbe(callingBack: { operation.cancel() }, then: released)
             operation.onResult = { _ in withExtendedLifetime(probe) {} }
         }
         operation.onResult = nil  // drops the last reference to the probe

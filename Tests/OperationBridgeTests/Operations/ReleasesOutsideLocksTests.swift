@@ -30,11 +30,8 @@ struct ReleasesOutsideLocksTests {
         let operation = ControlledOperation<Int, CancellationError>(.success(5))
         let released = Trigger()
         do {
-            let clock = ProbeHoldingClock(
-                ReleaseProbe {
-                    operation.cancel()  // takes the operation's lock
-                    released.fire()
-                })
+            // The callback takes the operation's lock.
+            let clock = ProbeHoldingClock(ReleaseProbe(callingBack: { operation.cancel() }, then: released))
             operation.limitRunningTime(to: .seconds(3600), clock: clock)
         }
         #expect(!released.hasFired)  // the limit not yet armed holds the clock
@@ -48,11 +45,8 @@ struct ReleasesOutsideLocksTests {
         let operation = ControlledOperation<Int, CancellationError>(.success(5))
         let released = Trigger()
         do {
-            let clock = ProbeHoldingClock(
-                ReleaseProbe {
-                    _ = operation.isTimedOut  // takes the operation's lock
-                    released.fire()
-                })
+            // The callback takes the operation's lock.
+            let clock = ProbeHoldingClock(ReleaseProbe(callingBack: { _ = operation.isTimedOut }, then: released))
             operation.limitRunningTime(to: .seconds(3600), clock: clock)
         }
         operation.cancel()
@@ -66,11 +60,9 @@ struct ReleasesOutsideLocksTests {
         let step = TypedUpstreamPolicyTests.Doubling()
         let released = Trigger()
         do {
+            // The callback takes the step's lock.
             let first = ManualResultOperation<Int, TransferError>(
-                probe: ReleaseProbe {
-                    step.cancel()  // takes the step's lock
-                    released.fire()
-                })
+                probe: ReleaseProbe(callingBack: { step.cancel() }, then: released))
             step.takeInput(from: first)
             step.removeDependency(first)  // now only the step's typed upstream holds it
         }
@@ -89,11 +81,8 @@ struct ReleasesOutsideLocksTests {
         let pipeline = try Pipeline([ControlledOperation<Int, CancellationError>(.success(1))], on: OperationQueue())
         let released = Trigger()
         do {
-            let clock = ProbeHoldingClock(
-                ReleaseProbe {
-                    _ = pipeline.isTimedOut  // takes the run's lock (an NSLock: a deadlock, not a trap)
-                    released.fire()
-                })
+            // The callback takes the run's lock (an NSLock: a deadlock, not a trap).
+            let clock = ProbeHoldingClock(ReleaseProbe(callingBack: { _ = pipeline.isTimedOut }, then: released))
             pipeline.limitRunningTime(to: .seconds(3600), clock: clock)
         }
         #expect(!released.hasFired)

@@ -118,6 +118,16 @@ final class ReleaseProbe: Sendable {
         self.init { released.fire() }
     }
 
+    /// A probe whose deallocation calls back into the package with `callBack`, then fires
+    /// `released`: it checks that the package never releases it while holding a lock that
+    /// `callBack` takes.
+    convenience init(callingBack callBack: @escaping @Sendable () -> Void, then released: Trigger) {
+        self.init {
+            callBack()
+            released.fire()
+        }
+    }
+
     deinit { onRelease() }
 }
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs a command with a time limit, its output shown and kept in a file.
 #
-# Usage: scripts/with-time-limit.sh SECONDS OUTPUT_FILE COMMAND [ARGUMENT...]
+# Usage: [TEST_EVENTS=FILE] scripts/with-time-limit.sh SECONDS OUTPUT_FILE COMMAND [ARGUMENT...]
 #
 # CI runs the test suites through it: a hang (an await that is never answered) would otherwise
-# use up CI's whole budget and print nothing useful. When the limit is reached, the command is
-# stopped, the tests that started and never ended are listed (scripts/unfinished-tests.py), and
-# the script exits 124. Otherwise it exits with the command's status.
+# use up CI's whole budget and print nothing useful. When the limit is reached, the threads of
+# the test process are printed (when gdb is installed), the command is stopped, the tests that
+# started and never ended are listed (scripts/unfinished-tests.py, from Swift Testing's event
+# stream TEST_EVENTS when the command writes one, since the console output `swift test` relays
+# can stop mid-line), and the script exits 124. Otherwise it exits with the command's status.
 set -uo pipefail
 limit=$1
 output=$2
@@ -19,10 +21,16 @@ group=$!
 deadline=$(($(date +%s) + limit))
 while kill -0 "$group" 2>/dev/null; do
     if (($(date +%s) >= deadline)); then
+        printf '\n=== TIME LIMIT: %s s reached, stopped: %s ===\n' "$limit" "$*"
+        if command -v gdb >/dev/null; then
+            for process in $(pgrep -g "$group" -f 'PackageTests'); do
+                printf '\n--- threads of process %s ---\n' "$process"
+                timeout 120 gdb -p "$process" -batch -ex 'thread apply all bt 30' 2>/dev/null | grep -E '^(Thread|#)'
+            done
+        fi
         kill -KILL -- "-$group" 2>/dev/null
         wait "$group" 2>/dev/null
-        printf '\n=== TIME LIMIT: %s s reached, stopped: %s ===\n' "$limit" "$*"
-        python3 "$(dirname "$0")/unfinished-tests.py" "$output"
+        python3 "$(dirname "$0")/unfinished-tests.py" "$output" ${TEST_EVENTS:+"$TEST_EVENTS"}
         exit 124
     fi
     sleep 2

@@ -63,22 +63,24 @@ extension OperationQueue {
     /// `addOperation(_:)` runs: the queue caches the stale "not ready" it read, and its re-test
     /// marks the operation ready without scheduling it, so it waits until something else makes
     /// the queue look again — for good, in a queue with nothing else to do (Design.md,
-    /// "Platform facts"). Announcing the operation's readiness once more after adding it makes
-    /// the queue look. Darwin's queue follows readiness by KVO and needs nothing.
+    /// "Platform facts"). The package's operations heal that themselves, whoever adds them
+    /// (``AsyncOperation/isReady``). For another operation: when it is ready once added and has
+    /// not started, its readiness is announced again, a few times over a second and a half
+    /// until it has started (one announcement could itself store a stale answer). When it is not
+    /// ready once added, its last dependency has yet to finish, and that finish tells the queue,
+    /// which lists the operation by then. Darwin's queue follows readiness by KVO and needs
+    /// nothing.
     ///
     /// - Parameter settledDependencies: How many of the operation's dependencies the caller knows
     ///   Foundation has already counted finished: the graph scheduler launches a step only once
     ///   it has seen its dependencies finish, and a package operation calls its finish observers
     ///   only after Foundation's `isFinished` bookkeeping has returned. When every dependency is
-    ///   such, no wake-up can be lost and the extra announcement (which makes the queue rescan its
-    ///   operations) is left out: 16,000-step chains and fan-outs run about a sixth faster.
+    ///   such, no wake-up can be lost and nothing more is done.
     func enqueue(_ operation: Operation, settledDependencies: Int = 0) {
         addOperation(operation)
         #if !canImport(Darwin)
-            if operation.dependencies.count > settledDependencies {
-                operation.willChangeValue(forKey: "isReady")
-                operation.didChangeValue(forKey: "isReady")
-            }
+            guard !(operation is AsyncOperation), operation.dependencies.count > settledDependencies else { return }
+            if operation.isReady && !operation.hasBeenStarted { operation.announceReadinessAgain(after: 1) }
         #endif
     }
 
@@ -143,3 +145,20 @@ final class ForeignAdmissions: @unchecked Sendable {
         _ = lock.withCriticalSection { claimed.remove(ObjectIdentifier(operation)) }
     }
 }
+
+#if !canImport(Darwin)
+    extension Operation {
+        /// Announces `isReady` after `milliseconds`, and again at four times the interval up to
+        /// about a second, unless the operation has started: Linux's queue may have stored a stale
+        /// "not ready" for it and must look again, after that store (Design.md, "Platform
+        /// facts"). An extra announcement changes nothing. Thread-safe; runs on Dispatch threads.
+        func announceReadinessAgain(after milliseconds: Int) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [weak self] in
+                guard let self, !self.hasBeenStarted else { return }
+                self.willChangeValue(forKey: "isReady")
+                self.didChangeValue(forKey: "isReady")
+                if milliseconds < 1024 { self.announceReadinessAgain(after: max(1, milliseconds * 4)) }
+            }
+        }
+    }
+#endif

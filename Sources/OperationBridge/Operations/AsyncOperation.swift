@@ -199,17 +199,51 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     ///
     /// An operation that is delayed (``delayStart(by:clock:)``), paused (``pause()``), or whose
     /// conditions (``addCondition(_:)``) have not passed yet is not ready; a cancelled one is.
+    ///
+    /// On Linux the package's operations cannot be forgotten by their queue when you add them
+    /// with your own `addOperation(_:)` while a dependency finishes on another thread: Linux's
+    /// queue can lose that wake-up for plain `Operation`s (Design.md, "Platform facts").
     open override var isReady: Bool {
-        let gate = lock.withCriticalSection { () -> RareState.Readiness in
-            lifecycle.noteReadinessQueried()
-            guard let rare, !lifecycle.isCancellationRecorded else { return .foundation }
-            return rare.readiness
+        let (gate, notReadyOutstanding) = lock.withCriticalSection { () -> (RareState.Readiness, Bool) in
+            let notReadyOutstanding = lifecycle.noteReadinessQueried()
+            guard let rare, !lifecycle.isCancellationRecorded else { return (.foundation, notReadyOutstanding) }
+            return (rare.readiness, notReadyOutstanding)
         }
         switch gate {
         case .held: return false
-        case .foundation: return super.isReady
-        case .gated: return super.isReady && advanceGate(announcing: false)
+        case .foundation: return dependenciesFinished(notReadyOutstanding: notReadyOutstanding)
+        case .gated:
+            return dependenciesFinished(notReadyOutstanding: notReadyOutstanding) && advanceGate(announcing: false)
         }
+    }
+
+    /// Foundation's `isReady` — every dependency has finished — healing Linux's lost wake-up.
+    ///
+    /// Linux's queue reads `isReady` and stores the answer in two steps. When a dependency
+    /// finishes between them (`addOperation(_:)` on one thread, the dependency's last finish on
+    /// another), the stale "not ready" lands after the fresh "ready", and nothing makes the queue
+    /// look again. So a "not ready" answer is noted, and the first "ready" answer after it
+    /// announces readiness again, a few times over a second and a half until the operation has
+    /// started (`announceReadinessAgain(after:)`): one of those announcements follows the stale
+    /// store. A "not ready" that turns out stale at once — the dependency finished while it was
+    /// being noted — is healed by the same announcements. Operations added before their
+    /// dependencies finish pay one Dispatch work item or two for it; ready ones, nothing.
+    private func dependenciesFinished(notReadyOutstanding: Bool) -> Bool {
+        #if canImport(Darwin)
+            return super.isReady
+        #else
+            if super.isReady {
+                guard notReadyOutstanding else { return true }
+            } else {
+                lock.withCriticalSection { lifecycle.noteNotReadyAnswer() }
+                // Read again: a dependency whose last finish came before the note told nobody.
+                guard super.isReady else { return false }
+            }
+            // From 1 ms: by then the stale store is long done, and the operation has usually
+            // started, so that nothing is announced (each announcement rescans the queue).
+            if lock.withCriticalSection({ lifecycle.takeNotReadyAnswer() }) { announceReadinessAgain(after: 1) }
+            return true
+        #endif
     }
 
     /// Holds the operation back from becoming ready — its queue does not start it, and it takes
@@ -281,19 +315,6 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         #endif
         return value
     }
-
-    #if !canImport(Darwin)
-        /// Announces `isReady` again after `milliseconds`, and then at four times the interval up
-        /// to a second, unless the operation has started (see `changeReadiness(_:)`).
-        private func announceReadinessAgain(after milliseconds: Int) {
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [weak self] in
-                guard let self, !self.lock.withCriticalSection({ self.lifecycle.hasStarted }) else { return }
-                self.willChangeValue(forKey: "isReady")
-                self.didChangeValue(forKey: "isReady")
-                if milliseconds < 1024 { self.announceReadinessAgain(after: max(1, milliseconds * 4)) }
-            }
-        }
-    #endif
 
     /// Begins the operation. Queues call it; you may call it by hand on an operation that is
     /// not in a queue.
@@ -680,6 +701,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// `LifecycleStateMachine.admit(to:listed:)`. Thread-safe.
     func admit(to queue: OperationQueue, listed: Bool?) -> LifecycleStateMachine.Admission {
         lock.withCriticalSection { lifecycle.admit(to: queue, listed: listed) }
+    }
+
+    /// A graph scheduler will add the operation once its dependencies in the graph have finished:
+    /// "not ready" answers until then need no healing (see `isReady`). Thread-safe.
+    func expectPackageAdmission() {
+        lock.withCriticalSection { lifecycle.expectPackageAdmission() }
     }
 
     /// Whether other code may have added the pending operation to a queue: the package did not,

@@ -43,6 +43,16 @@ struct LifecycleStateMachine {
         case cancelledBeforeInstall
     }
 
+    /// See ``readinessQuestions``. One byte, as the `Bool` it replaced.
+    private enum ReadinessQuestions: UInt8 {
+        case none
+        case asked
+        case answeredNotReady
+        /// A graph scheduler will add the operation once its dependencies in the graph have
+        /// finished: until then no queue holds it, and "not ready" answers are not noted.
+        case awaitingPackageAdmission
+    }
+
     // Stored properties in this order on purpose: the two references first, the small fields
     // last, so that the operation's lock fits in the tail of the struct (Design.md, "Memory per
     // operation"). 28 bytes in all.
@@ -69,9 +79,10 @@ struct LifecycleStateMachine {
     private(set) var isTimedOut = false
     /// The operation became executing: its work ran, or runs.
     private(set) var didExecute = false
-    /// Someone asked the operation whether it is ready. Queues do when an operation is added
-    /// (see ``admit(to:listed:)``).
-    private var readinessQueried = false
+    /// Whether someone asked the operation whether it is ready — queues do when an operation is
+    /// added (see ``admit(to:listed:)``) — and whether a "not ready" answer may still be stored
+    /// by the queue that read it (Linux's lost wake-up; see `AsyncOperation.isReady`).
+    private var readinessQuestions = ReadinessQuestions.none
     /// `nextObserverID` has wrapped around: identifiers in use must be skipped.
     private var observerIDsWrapped = false
 
@@ -227,8 +238,35 @@ struct LifecycleStateMachine {
     /// inside `addOperation(_:)`; Darwin's implementation is the same design). Others ask too
     /// (`addDependency(_:)` and `cancel()` on Linux, a dependency finishing): a recorded question
     /// only means "maybe queued", and the package then looks in the queue's list.
-    mutating func noteReadinessQueried() {
-        readinessQueried = true
+    ///
+    /// - Returns: Whether a "not ready" answer is outstanding (see ``noteNotReadyAnswer()``).
+    mutating func noteReadinessQueried() -> Bool {
+        if case .none = readinessQuestions { readinessQuestions = .asked }
+        return readinessQuestions == .answeredNotReady
+    }
+
+    /// The operation answered "not ready" because of its dependencies: the reader (a queue
+    /// adding it, say) may store that answer after a dependency's finish has made it ready.
+    mutating func noteNotReadyAnswer() {
+        if readinessQuestions != .awaitingPackageAdmission { readinessQuestions = .answeredNotReady }
+    }
+
+    /// A graph scheduler will add the pending operation to its queue (see
+    /// ``ReadinessQuestions/awaitingPackageAdmission``); nothing when the package has admitted
+    /// it already (it was listed in the queue).
+    mutating func expectPackageAdmission() {
+        guard case .pending = state, admittedQueue == nil else { return }
+        readinessQuestions = .awaitingPackageAdmission
+    }
+
+    /// Takes the outstanding "not ready" answer, once the operation answered "ready".
+    ///
+    /// - Returns: Whether there was one and the operation has not started: its readiness must
+    ///   then be announced again, after any stale store of that answer.
+    mutating func takeNotReadyAnswer() -> Bool {
+        guard readinessQuestions == .answeredNotReady else { return false }
+        readinessQuestions = .asked
+        return !hasStarted
     }
 
     /// What the package should do to have the operation run in `queue`.
@@ -248,7 +286,7 @@ struct LifecycleStateMachine {
     /// Pending, not admitted by the package, and something asked whether it is ready.
     var mayBeQueuedByOtherCode: Bool {
         guard case .pending = state else { return false }
-        return admittedQueue == nil && readinessQueried
+        return admittedQueue == nil && readinessQuestions != .none
     }
 
     /// Decides how the package hands the operation to `queue`, claiming it when it must be added.
@@ -257,9 +295,16 @@ struct LifecycleStateMachine {
     mutating func admit(to queue: OperationQueue, listed: Bool?) -> Admission {
         guard case .pending = state else { return .started }
         if let admittedQueue { return .pending(in: admittedQueue) }
-        if readinessQueried && listed == nil { return .lookInList }
+        if readinessQuestions != .none && listed == nil { return .lookInList }
         admittedQueue = queue
-        return listed == true ? .pending(in: queue) : .add
+        guard listed != true else { return .pending(in: queue) }
+        // In no queue: a "not ready" answered so far (to `addDependency(_:)`, say) was stored by
+        // no queue, and the queue adding it now reads afresh. Forgotten, so that an operation
+        // added once its dependencies have finished (a pipeline's step) announces nothing more.
+        if readinessQuestions == .answeredNotReady || readinessQuestions == .awaitingPackageAdmission {
+            readinessQuestions = .asked
+        }
+        return .add
     }
 
     // MARK: Observers and waiters

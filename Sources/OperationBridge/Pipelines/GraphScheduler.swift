@@ -155,6 +155,9 @@ final class GraphScheduler: @unchecked Sendable {
     func start(onFinish: FinishHandler? = nil) {
         retainStepsUntilOutsideDependenciesFinish()
         admitStepsListedInTheQueue()
+        if queue != nil {
+            for case let step as AsyncOperation in operations { step.expectPackageAdmission() }
+        }
         let ready = lock.withCriticalSection {
             if let onFinish { self.onFinish = onFinish }
             return machine.start()

@@ -39,6 +39,62 @@ struct DependencyWakeUpTests {
             }
         }
 
+        /// The package's operations heal the lost wake-up themselves: added with your own
+        /// `addOperation(_:)` while the dependency finishes, they still run. (Without the healing
+        /// in `AsyncOperation.isReady`, this test waits for good.)
+        @Test func aPackageOperationYouAddWhileItsDependencyFinishesRuns() async throws {
+            let dependency = BlockOperation {}
+            let dependent = StaleReadinessOperation { dependency.start() }
+            dependent.addDependency(dependency)
+            dependent.armed.set(true)
+            let queue = OperationQueue()
+            queue.addOperation(dependent)
+            try await dependent.waitForCompletion()
+            #expect(dependent.firstArmedReadiness.current == false)  // the race did happen
+            #expect(dependent.result == .success(7))
+        }
+
+        /// An operation that is not the package's, added by the package while its dependency
+        /// finishes, runs too: the package announces its readiness again after adding it.
+        @Test func anotherOperationThePackageAddsWhileItsDependencyFinishesRuns() async throws {
+            let dependency = BlockOperation {}
+            let ran = Guarded(false)
+            let dependent = StaleReadinessBlockOperation { dependency.start() }
+            dependent.addExecutionBlock { ran.set(true) }
+            dependent.addDependency(dependency)
+            dependent.armed.set(true)
+            try await OperationQueue().runUntilFinished(dependent)
+            #expect(dependent.firstArmedReadiness.current == false)
+            #expect(ran.current)
+        }
+
+        /// Randomized races: a dependency finishing on another thread while the dependent — the
+        /// package's operation, added with a plain `addOperation(_:)` — is being added. Every
+        /// dependent runs. (`OPERATIONBRIDGE_STRESS_SCALE` scales the count.)
+        @Test func dependentsAddedWhileTheirDependenciesFinishAllRun() async throws {
+            let queue = OperationQueue()
+            var generator = Stress.generator(for: "dependentsAddedWhileTheirDependenciesFinishAllRun")
+            for _ in 0..<Stress.iterations(1_000) {
+                let dependency = BlockOperation {}
+                let dependent = TaskOperation { () async -> Int in 1 }
+                dependent.addDependency(dependency)
+                let go = Gate()
+                let finisher = Thread {
+                    go.blockingWait()
+                    dependency.start()
+                }
+                finisher.start()
+                if Bool.random(using: &generator) {
+                    go.open()
+                    queue.addOperation(dependent)
+                } else {
+                    queue.addOperation(dependent)
+                    go.open()
+                }
+                #expect(await dependent.value == 1)
+            }
+        }
+
         /// Why the scheduler may add a step without announcing its readiness again: a step whose
         /// dependencies are all the package's operations in the same graph is added only after
         /// their finish observers ran, which is after Foundation counted them finished — so the
@@ -90,4 +146,30 @@ private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @
     }
 
     override func main() { finish(with: .success(7)) }
+}
+
+/// A `BlockOperation` — not the package's — with the same trick as `StaleReadinessOperation`.
+private final class StaleReadinessBlockOperation: BlockOperation, @unchecked Sendable {
+    let armed = Guarded(false)
+    let firstArmedReadiness = Guarded<Bool?>(nil)
+    // Safety: immutable.
+    private let meanwhile: @Sendable () -> Void
+
+    init(meanwhile: @escaping @Sendable () -> Void) {
+        self.meanwhile = meanwhile
+        super.init()
+    }
+
+    override var isReady: Bool {
+        let ready = super.isReady
+        let firstArmedQuery = armed.withLock { armed in
+            defer { armed = false }
+            return armed
+        }
+        if firstArmedQuery {
+            firstArmedReadiness.set(ready)
+            meanwhile()
+        }
+        return ready
+    }
 }

@@ -100,10 +100,13 @@ struct PriorityTests {
         let block = hold.hold(BlockOperation {})
         block.qualityOfService = .utility
         let answered = OneShotSignal()
+        // Your own `addOperation(_:)` comes before the release: added while its dependency
+        // finishes on another thread, a `BlockOperation` can be forgotten by Linux's queue
+        // (Design.md, "Platform facts"). The package's `runUntilFinished` may race it.
+        if entry == .waitForCompletion { queue.addOperation(block) }
         let awaiter = Task(priority: .high) {
             switch entry {
             case .waitForCompletion:
-                queue.addOperation(block)
                 try? await block.waitForCompletion()
             case .runUntilFinished:
                 try? await queue.runUntilFinished(block)

@@ -100,8 +100,9 @@ struct GroupOperationTests {
         let group = try GroupOperation(collecting: [child])
         group.cancel()
         let queue = OperationQueue()
-        queue.addOperation(observer)
-        try await observer.waitForCompletion()
+        // Through the package: the cancelled child finishes on another thread meanwhile, and
+        // Linux's queue can forget a `BlockOperation` added with a plain `addOperation(_:)` then.
+        try await queue.runUntilFinished(observer)
         #expect(child.isCancelled && child.mainCalls.value == 0)
         queue.addOperation(group)
         try await group.waitForCompletion()

@@ -362,9 +362,11 @@ extension Gate {
 }
 
 extension OperationQueue {
-    /// Adds `operations` without waiting (the `waitUntilFinished:` variant is unavailable from
-    /// async code).
+    /// Adds `operations` without waiting: Foundation's `addOperations(_:waitUntilFinished:)`,
+    /// which is unavailable from async code. One batch, as in classic code: the queue reads every
+    /// operation's readiness before it starts any, so none of them can finish while a later one
+    /// is being added (Linux's queue could forget that one; Design.md, "Platform facts").
     func addOperationsWithoutWaiting(_ operations: [Operation]) {
-        for operation in operations { addOperation(operation) }
+        addOperations(operations, waitUntilFinished: false)
     }
 }

@@ -119,21 +119,20 @@ struct DependencyWakeUpTests {
     #endif
 }
 
-/// Reports 7. The first time it is asked `isReady` once armed, it reads Foundation's answer
-/// (kept in `firstArmedReadiness`), runs `meanwhile`, then returns the answer it read.
-private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @unchecked Sendable {
+/// Makes Linux's race certain: the first time an armed operation is asked `isReady`, it reads
+/// Foundation's answer (kept in `firstArmedReadiness`), runs `meanwhile` (a dependency
+/// finishing), then returns the answer it read — stale by then.
+private final class StaleReadinessTrick: Sendable {
     let armed = Guarded(false)
     let firstArmedReadiness = Guarded<Bool?>(nil)
-    // Safety: immutable.
     private let meanwhile: @Sendable () -> Void
 
     init(meanwhile: @escaping @Sendable () -> Void) {
         self.meanwhile = meanwhile
-        super.init()
     }
 
-    override var isReady: Bool {
-        let ready = super.isReady
+    /// The answer to give, `ready` being what Foundation answered just now.
+    func answer(_ ready: Bool) -> Bool {
         let firstArmedQuery = armed.withLock { armed in
             defer { armed = false }
             return armed
@@ -144,32 +143,37 @@ private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @
         }
         return ready
     }
+}
+
+/// Reports 7, with the stale first readiness of `StaleReadinessTrick`.
+private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @unchecked Sendable {
+    // Safety: immutable, and the trick is thread-safe.
+    private let trick: StaleReadinessTrick
+    var armed: Guarded<Bool> { trick.armed }
+    var firstArmedReadiness: Guarded<Bool?> { trick.firstArmedReadiness }
+
+    init(meanwhile: @escaping @Sendable () -> Void) {
+        trick = StaleReadinessTrick(meanwhile: meanwhile)
+        super.init()
+    }
+
+    override var isReady: Bool { trick.answer(super.isReady) }
 
     override func main() { finish(with: .success(7)) }
 }
 
-/// A `BlockOperation` — not the package's — with the same trick as `StaleReadinessOperation`.
+/// A `BlockOperation` — not the package's — with the stale first readiness of
+/// `StaleReadinessTrick`.
 private final class StaleReadinessBlockOperation: BlockOperation, @unchecked Sendable {
-    let armed = Guarded(false)
-    let firstArmedReadiness = Guarded<Bool?>(nil)
-    // Safety: immutable.
-    private let meanwhile: @Sendable () -> Void
+    // Safety: immutable, and the trick is thread-safe.
+    private let trick: StaleReadinessTrick
+    var armed: Guarded<Bool> { trick.armed }
+    var firstArmedReadiness: Guarded<Bool?> { trick.firstArmedReadiness }
 
     init(meanwhile: @escaping @Sendable () -> Void) {
-        self.meanwhile = meanwhile
+        trick = StaleReadinessTrick(meanwhile: meanwhile)
         super.init()
     }
 
-    override var isReady: Bool {
-        let ready = super.isReady
-        let firstArmedQuery = armed.withLock { armed in
-            defer { armed = false }
-            return armed
-        }
-        if firstArmedQuery {
-            firstArmedReadiness.set(ready)
-            meanwhile()
-        }
-        return ready
-    }
+    override var isReady: Bool { trick.answer(super.isReady) }
 }

@@ -448,9 +448,9 @@ struct GraphStateMachine {
     /// For each node, the nodes that depend on it.
     let dependents: [[Int]]
     private var remaining: [Int]
-    /// For each node, how many of its finished dependencies were found finished rather than
+    /// For each node, whether one of its finished dependencies was found finished rather than
     /// observed finishing (see `GraphScheduler.nodeFinished(_:observed:)`).
-    private var unobservedFinishes: [Int]
+    private var hasUnobservedFinish: [Bool]
     private var phase: [Phase]
     private var marks: [Mark?]
     private let failurePolicy: PipelineFailurePolicy
@@ -470,7 +470,7 @@ struct GraphStateMachine {
         }
         self.dependents = dependents
         self.remaining = remaining
-        self.unobservedFinishes = Array(repeating: 0, count: dependencies.count)
+        self.hasUnobservedFinish = Array(repeating: false, count: dependencies.count)
         self.phase = Array(repeating: .waiting, count: dependencies.count)
         self.marks = Array(repeating: nil, count: dependencies.count)
         self.failurePolicy = failurePolicy
@@ -529,7 +529,7 @@ struct GraphStateMachine {
         let markedHere = Set(action.cancel).union(action.stop.map(\.node))
         for dependent in dependents[node] {
             remaining[dependent] -= 1
-            if !observed { unobservedFinishes[dependent] += 1 }
+            if !observed { hasUnobservedFinish[dependent] = true }
             if remaining[dependent] == 0, phase[dependent] == .waiting {
                 phase[dependent] = .launched
                 // Marked by another thread, which acts on it after releasing the lock: act here as
@@ -538,7 +538,7 @@ struct GraphStateMachine {
                 if let mark = marks[dependent], !markedHere.contains(dependent) {
                     append(mark, for: dependent, to: &action)
                 }
-                action.launch.append(Launch(node: dependent, dependenciesFinished: unobservedFinishes[dependent] == 0))
+                action.launch.append(Launch(node: dependent, dependenciesFinished: !hasUnobservedFinish[dependent]))
             }
         }
         return action
@@ -580,7 +580,7 @@ struct GraphStateMachine {
         guard phase[node] == .waiting else { return }
         phase[node] = .launched
         action.launch.append(
-            Launch(node: node, dependenciesFinished: remaining[node] == 0 && unobservedFinishes[node] == 0))
+            Launch(node: node, dependenciesFinished: remaining[node] == 0 && !hasUnobservedFinish[node]))
     }
 
     /// Marks `node` unless it is marked or finished already (the first mark wins).

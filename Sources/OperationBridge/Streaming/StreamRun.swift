@@ -61,6 +61,12 @@ struct TypedStreamRun<Input: Sendable, Success: Sendable, Failure: Error>: Senda
         }
     }
 
+    /// Starts the run, for its one iterator; see ``StreamRun/begin()``.
+    func begin() { run.begin() }
+
+    /// Stops the run; see ``StreamRun/stop()``.
+    func stop() { run.stop() }
+
     /// The next finished operation in the run's order, or the end; see ``StreamRun/next()``.
     func next() async -> Event {
         switch await run.next() {

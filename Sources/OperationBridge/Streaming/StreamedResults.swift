@@ -64,7 +64,7 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
     /// The run's own task starts pulling inputs at once. A second call traps (a programmer
     /// error); after ``cancel()``, the iterator returns `nil` and nothing is pulled.
     public func makeAsyncIterator() -> Iterator {
-        run.run.begin()
+        run.begin()
         return Iterator(run: run, lifetime: StreamLifetime(run.run))
     }
 
@@ -75,7 +75,7 @@ public struct StreamedResults<Input: Sendable, Success: Sendable, Failure: Error
     /// ## Cancellation and threading
     /// Thread-safe and idempotent; returns at once, without waiting for the cancelled operations.
     public func cancel() {
-        run.run.stop()
+        run.stop()
     }
 
     /// Delivers the elements of a ``StreamedResults``. Not `Sendable`: one task iterates.

@@ -55,7 +55,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
     /// As ``StreamedResults/makeAsyncIterator()``: the run starts pulling at once; a second call
     /// traps.
     public func makeAsyncIterator() -> Iterator {
-        run.run.begin()
+        run.begin()
         return Iterator(run: run, lifetime: StreamLifetime(run.run), cancellation: cancellation)
     }
 
@@ -64,7 +64,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
     /// ## Cancellation and threading
     /// Thread-safe and idempotent; returns at once.
     public func cancel() {
-        run.run.stop()
+        run.stop()
     }
 
     /// Delivers the elements of a ``StreamedValues``. Not `Sendable`: one task iterates.
@@ -109,7 +109,7 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
         /// Ends the sequence and stops the run; returns `error` as `Thrown`.
         private mutating func end(_ error: any Error) -> Thrown {
             ended = true
-            run.run.stop()
+            run.stop()
             // `Thrown` is `Failure` (a `Sequence` of inputs: only operations fail) or `any Error`.
             return error as! Thrown
         }

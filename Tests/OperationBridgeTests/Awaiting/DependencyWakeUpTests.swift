@@ -145,12 +145,20 @@ private final class StaleReadinessTrick: Sendable {
     }
 }
 
-/// Reports 7, with the stale first readiness of `StaleReadinessTrick`.
-private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @unchecked Sendable {
-    // Safety: immutable, and the trick is thread-safe.
-    private let trick: StaleReadinessTrick
+/// An operation that answers `isReady` through a `StaleReadinessTrick`.
+private protocol StaleReadiness: AnyObject {
+    var trick: StaleReadinessTrick { get }
+}
+
+extension StaleReadiness {
     var armed: Guarded<Bool> { trick.armed }
     var firstArmedReadiness: Guarded<Bool?> { trick.firstArmedReadiness }
+}
+
+/// Reports 7, with the stale first readiness of `StaleReadinessTrick`.
+private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, StaleReadiness, @unchecked Sendable {
+    // Safety: immutable, and the trick is thread-safe.
+    let trick: StaleReadinessTrick
 
     init(meanwhile: @escaping @Sendable () -> Void) {
         trick = StaleReadinessTrick(meanwhile: meanwhile)
@@ -164,11 +172,9 @@ private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, @
 
 /// A `BlockOperation` — not the package's — with the stale first readiness of
 /// `StaleReadinessTrick`.
-private final class StaleReadinessBlockOperation: BlockOperation, @unchecked Sendable {
+private final class StaleReadinessBlockOperation: BlockOperation, StaleReadiness, @unchecked Sendable {
     // Safety: immutable, and the trick is thread-safe.
-    private let trick: StaleReadinessTrick
-    var armed: Guarded<Bool> { trick.armed }
-    var firstArmedReadiness: Guarded<Bool?> { trick.firstArmedReadiness }
+    let trick: StaleReadinessTrick
 
     init(meanwhile: @escaping @Sendable () -> Void) {
         trick = StaleReadinessTrick(meanwhile: meanwhile)

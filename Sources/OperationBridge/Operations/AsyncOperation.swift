@@ -222,12 +222,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Linux's queue reads `isReady` and stores the answer in two steps. When a dependency
     /// finishes between them (`addOperation(_:)` on one thread, the dependency's last finish on
     /// another), the stale "not ready" lands after the fresh "ready", and nothing makes the queue
-    /// look again. So a "not ready" answer is noted, and the first "ready" answer after it
-    /// announces readiness again, a few times over a second and a half until the operation has
-    /// started (`announceReadinessAgain(after:)`): one of those announcements follows the stale
-    /// store. A "not ready" that turns out stale at once — the dependency finished while it was
-    /// being noted — is healed by the same announcements. Operations added before their
-    /// dependencies finish pay one Dispatch work item or two for it; ready ones, nothing.
+    /// look again. So a "not ready" answer is noted, with the time, and a "ready" answer within
+    /// two or three milliseconds of it announces readiness again, at 16, 64, 256 and 1,024 ms
+    /// until the operation has started (`announceReadinessAgain(after:)`): one of those
+    /// announcements follows the stale store, which comes a few instructions after its read. A
+    /// "not ready" that turns out stale at once — the dependency finished while it was being
+    /// noted — is healed the same way. An older "not ready" was stored long ago, and the queue has
+    /// looked since. Each announcement makes the queue rescan its operations, so only operations
+    /// added while a dependency finishes pay for it; ready ones, and those added well before their
+    /// dependencies finish, pay nothing but the note.
     private func dependenciesFinished(notReadyOutstanding: Bool) -> Bool {
         #if canImport(Darwin)
             return super.isReady
@@ -239,9 +242,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
                 // Read again: a dependency whose last finish came before the note told nobody.
                 guard super.isReady else { return false }
             }
-            // From 1 ms: by then the stale store is long done, and the operation has usually
-            // started, so that nothing is announced (each announcement rescans the queue).
-            if lock.withCriticalSection({ lifecycle.takeNotReadyAnswer() }) { announceReadinessAgain(after: 1) }
+            // From 16 ms: by then the stale store is long done, and the operation has usually
+            // started, so that nothing is announced.
+            if lock.withCriticalSection({ lifecycle.takeNotReadyAnswer() }) { announceReadinessAgain(after: 16) }
             return true
         #endif
     }

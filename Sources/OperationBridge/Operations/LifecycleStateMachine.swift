@@ -43,14 +43,37 @@ struct LifecycleStateMachine {
         case cancelledBeforeInstall
     }
 
-    /// See ``readinessQuestions``. One byte, as the `Bool` it replaced.
-    private enum ReadinessQuestions: UInt8 {
-        case none
-        case asked
-        case answeredNotReady
-        /// A graph scheduler will add the operation once its dependencies in the graph have
-        /// finished: until then no queue holds it, and "not ready" answers are not noted.
-        case awaitingPackageAdmission
+    /// See ``readinessQuestions``. One byte, as the `Bool` it replaced: what was asked (two bits)
+    /// and, with a "not ready" answer, when (six bits of a clock ticking about every millisecond).
+    private struct ReadinessQuestions {
+        enum Kind: UInt8 {
+            case none
+            case asked
+            case answeredNotReady
+            /// A graph scheduler will add the operation once its dependencies in the graph have
+            /// finished: until then no queue holds it, and "not ready" answers are not noted.
+            case awaitingPackageAdmission
+        }
+
+        private var bits: UInt8 = 0
+
+        /// Setting it forgets the time of a "not ready" answer.
+        var kind: Kind {
+            get { Kind(rawValue: bits & 0b11)! }
+            set { bits = newValue.rawValue }
+        }
+
+        /// When the "not ready" answer was given: a ``tick``.
+        var notReadyTick: UInt8 { bits >> 2 }
+
+        mutating func noteNotReady(at tick: UInt8) {
+            bits = Kind.answeredNotReady.rawValue | (tick << 2)
+        }
+
+        /// Six bits of the uptime in units of 2²⁰ ns (about a millisecond): wraps every 67 ms.
+        static var tick: UInt8 {
+            UInt8(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds >> 20) & 0b11_1111
+        }
     }
 
     // Stored properties in this order on purpose: the two references first, the small fields
@@ -82,7 +105,7 @@ struct LifecycleStateMachine {
     /// Whether someone asked the operation whether it is ready — queues do when an operation is
     /// added (see ``admit(to:listed:)``) — and whether a "not ready" answer may still be stored
     /// by the queue that read it (Linux's lost wake-up; see `AsyncOperation.isReady`).
-    private var readinessQuestions = ReadinessQuestions.none
+    private var readinessQuestions = ReadinessQuestions()
     /// `nextObserverID` has wrapped around: identifiers in use must be skipped.
     private var observerIDsWrapped = false
 
@@ -241,32 +264,37 @@ struct LifecycleStateMachine {
     ///
     /// - Returns: Whether a "not ready" answer is outstanding (see ``noteNotReadyAnswer()``).
     mutating func noteReadinessQueried() -> Bool {
-        if case .none = readinessQuestions { readinessQuestions = .asked }
-        return readinessQuestions == .answeredNotReady
+        if readinessQuestions.kind == .none { readinessQuestions.kind = .asked }
+        return readinessQuestions.kind == .answeredNotReady
     }
 
     /// The operation answered "not ready" because of its dependencies: the reader (a queue
     /// adding it, say) may store that answer after a dependency's finish has made it ready.
     mutating func noteNotReadyAnswer() {
-        if readinessQuestions != .awaitingPackageAdmission { readinessQuestions = .answeredNotReady }
+        guard readinessQuestions.kind != .awaitingPackageAdmission else { return }
+        readinessQuestions.noteNotReady(at: ReadinessQuestions.tick)
     }
 
     /// A graph scheduler will add the pending operation to its queue (see
-    /// ``ReadinessQuestions/awaitingPackageAdmission``); nothing when the package has admitted
-    /// it already (it was listed in the queue).
+    /// ``ReadinessQuestions/Kind/awaitingPackageAdmission``); nothing when the package has
+    /// admitted it already (it was listed in the queue).
     mutating func expectPackageAdmission() {
         guard case .pending = state, admittedQueue == nil else { return }
-        readinessQuestions = .awaitingPackageAdmission
+        readinessQuestions.kind = .awaitingPackageAdmission
     }
 
     /// Takes the outstanding "not ready" answer, once the operation answered "ready".
     ///
-    /// - Returns: Whether there was one and the operation has not started: its readiness must
-    ///   then be announced again, after any stale store of that answer.
+    /// - Returns: Whether there was one, given within the last two or three milliseconds, and
+    ///   the operation has not started: its readiness must then be announced again, after any
+    ///   stale store of that answer. A reader stores the answer a few instructions after reading
+    ///   it; an older answer has been stored, and the queue has looked at the operation since
+    ///   (Design.md, "Platform facts").
     mutating func takeNotReadyAnswer() -> Bool {
-        guard readinessQuestions == .answeredNotReady else { return false }
-        readinessQuestions = .asked
-        return !hasStarted
+        guard readinessQuestions.kind == .answeredNotReady else { return false }
+        let age = (ReadinessQuestions.tick &- readinessQuestions.notReadyTick) & 0b11_1111
+        readinessQuestions.kind = .asked
+        return age <= 2 && !hasStarted
     }
 
     /// What the package should do to have the operation run in `queue`.
@@ -286,7 +314,7 @@ struct LifecycleStateMachine {
     /// Pending, not admitted by the package, and something asked whether it is ready.
     var mayBeQueuedByOtherCode: Bool {
         guard case .pending = state else { return false }
-        return admittedQueue == nil && readinessQuestions != .none
+        return admittedQueue == nil && readinessQuestions.kind != .none
     }
 
     /// Decides how the package hands the operation to `queue`, claiming it when it must be added.
@@ -295,14 +323,14 @@ struct LifecycleStateMachine {
     mutating func admit(to queue: OperationQueue, listed: Bool?) -> Admission {
         guard case .pending = state else { return .started }
         if let admittedQueue { return .pending(in: admittedQueue) }
-        if readinessQuestions != .none && listed == nil { return .lookInList }
+        if readinessQuestions.kind != .none && listed == nil { return .lookInList }
         admittedQueue = queue
         guard listed != true else { return .pending(in: queue) }
         // In no queue: a "not ready" answered so far (to `addDependency(_:)`, say) was stored by
         // no queue, and the queue adding it now reads afresh. Forgotten, so that an operation
         // added once its dependencies have finished (a pipeline's step) announces nothing more.
-        if readinessQuestions == .answeredNotReady || readinessQuestions == .awaitingPackageAdmission {
-            readinessQuestions = .asked
+        if readinessQuestions.kind == .answeredNotReady || readinessQuestions.kind == .awaitingPackageAdmission {
+            readinessQuestions.kind = .asked
         }
         return .add
     }

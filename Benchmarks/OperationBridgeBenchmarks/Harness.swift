@@ -5,6 +5,8 @@ struct Options {
     var quick = false
     var json = false
     var only: String?
+    /// `--isolated`: each group of scenarios in a fresh process of its own.
+    var isolated = false
     /// Internal: measure memory in this (fresh) process and print bytes per operation.
     var memoryProbe: String?
     var probeCount = 0
@@ -18,6 +20,7 @@ struct Options {
             case "--quick": quick = true
             case "--json": json = true
             case "--only": only = iterator.next()
+            case "--isolated": isolated = true
             case "--soak":
                 soak = 1_000_000
             case "--soak-operations":
@@ -28,11 +31,15 @@ struct Options {
             case "--help", "-h":
                 print(
                     """
-                    usage: OperationBridgeBenchmarks [--quick] [--json] [--only SUBSTRING]
+                    usage: OperationBridgeBenchmarks [--quick] [--json] [--only SUBSTRING] [--isolated]
                            OperationBridgeBenchmarks --soak | --soak-operations N
                       --quick   smaller sizes and fewer rounds (seconds instead of minutes)
                       --json    print only a JSON array, one object per scenario
-                      --only    run the scenarios whose name contains SUBSTRING
+                      --only    run the groups of scenarios whose name contains SUBSTRING
+                                (await, serial, timeout, AsyncSequence, async-closure, chain,
+                                fan-out, growth, group, exclusivity, streaming, progress, memory)
+                      --isolated  run each group in a fresh process of its own, so that no row
+                                depends on the threads earlier rows left in the process
                       --soak    a million operations through every bridge, memory sampled
                                 after each batch (exit status 1 if it grows)
                     """)

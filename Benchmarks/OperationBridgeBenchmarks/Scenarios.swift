@@ -5,9 +5,19 @@ import OperationBridge
 struct Scenarios {
     let options: Options
 
+    /// The groups of scenarios, as `--only` names them: `--isolated` runs each in a process of its
+    /// own. Every group that `run()` asks about must be listed (it traps otherwise).
+    static let groups = [
+        "await", "serial", "timeout", "AsyncSequence", "async-closure", "chain", "fan-out", "growth", "group",
+        "exclusivity", "streaming", "progress", "memory",
+    ]
+
     func run() async throws -> [Measurement] {
         var rows: [Measurement] = []
-        func wanted(_ name: String) -> Bool { options.only.map { name.contains($0) } ?? true }
+        func wanted(_ name: String) -> Bool {
+            precondition(Self.groups.contains(name), "benchmark group \(name) missing from Scenarios.groups")
+            return options.only.map { name.contains($0) } ?? true
+        }
         let rounds = options.rounds
 
         let awaitCount = options.size(50_000)
@@ -622,4 +632,37 @@ func runStreamingProbe(count: Int) {
 @inline(never)
 func blackHole(_ value: Int) {
     if value == -1 { print(value) }
+}
+
+extension Scenarios {
+    /// Runs each group of scenarios (those `--only` selects, or all) in a fresh process of its
+    /// own, and returns their rows in group order.
+    ///
+    /// A process keeps the Dispatch threads its earlier rows started, and a larger pool changes
+    /// how later rows measure (README, "Performance", footnote 5): isolated, no row depends on
+    /// which rows ran before it.
+    static func runIsolated(options: Options) -> [Measurement] {
+        var rows: [Measurement] = []
+        for group in groups where options.only.map({ group.contains($0) }) ?? true {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["--only", group, "--json"] + (options.quick ? ["--quick"] : [])
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            do {
+                try process.run()
+            } catch {
+                fatalError("cannot start the benchmark for group \(group): \(error)")
+            }
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0,
+                let groupRows = try? JSONDecoder().decode([Measurement].self, from: output)
+            else {
+                fatalError("the benchmark for group \(group) failed (exit status \(process.terminationStatus))")
+            }
+            rows += groupRows
+        }
+        return rows
+    }
 }

@@ -5,6 +5,7 @@
 //   swift run -c release OperationBridgeBenchmarks            # the table
 //   swift run -c release OperationBridgeBenchmarks --json     # a JSON array only
 //   swift run -c release OperationBridgeBenchmarks --quick    # smaller sizes, fewer rounds
+//   swift run -c release OperationBridgeBenchmarks --isolated # each group in a fresh process
 import Foundation
 
 let options = Options(arguments: CommandLine.arguments)
@@ -17,12 +18,14 @@ if let total = options.soak {
     exit(flat ? 0 : 1)
 }
 if !options.json {
-    print("OperationBridge benchmarks (\(options.quick ? "quick" : "full") run, \(options.rounds) rounds, medians)")
+    print(
+        "OperationBridge benchmarks (\(options.quick ? "quick" : "full") run, \(options.rounds) rounds, medians"
+            + (options.isolated ? ", each group in a fresh process)" : ")"))
     #if DEBUG
         print("warning: debug build; use `swift run -c release OperationBridgeBenchmarks`")
     #endif
 }
-let rows = try await Scenarios(options: options).run()
+let rows = options.isolated ? Scenarios.runIsolated(options: options) : try await Scenarios(options: options).run()
 if options.json {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -17,6 +17,11 @@ if let total = options.soak {
     let flat = try await Soak(total: total, batch: 50_000).run()
     exit(flat ? 0 : 1)
 }
+if let only = options.only, !Scenarios.groups.contains(where: { $0.contains(only) }) {
+    FileHandle.standardError.write(
+        Data("no group of scenarios matches \(only); groups: \(Scenarios.groups.joined(separator: ", "))\n".utf8))
+    exit(2)
+}
 if !options.json {
     print(
         "OperationBridge benchmarks (\(options.quick ? "quick" : "full") run, \(options.rounds) rounds, medians"

@@ -157,6 +157,29 @@ func residentBytes() -> Int? {
     #endif
 }
 
+#if os(macOS) || os(Linux)
+    /// Runs this executable again with `arguments`, in a fresh process, and returns what it
+    /// printed; traps naming `purpose` when it cannot start or exits unsuccessfully.
+    func runThisExecutable(_ arguments: [String], for purpose: String) -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        do {
+            try process.run()
+        } catch {
+            fatalError("cannot start \(purpose): \(error)")
+        }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            fatalError("\(purpose) failed (exit status \(process.terminationStatus))")
+        }
+        return output
+    }
+#endif
+
 func format(_ value: Double, digits: Int = 3) -> String {
     String(format: "%.\(digits)f", value)
 }

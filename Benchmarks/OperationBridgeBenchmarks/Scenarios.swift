@@ -559,24 +559,11 @@ struct Scenarios {
 
         /// Runs this executable with `--memory-probe KIND COUNT` and reads the bytes per operation.
         private func probe(_ kind: String, count: Int) -> Double {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            process.arguments = ["--memory-probe", kind, String(count)]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            do {
-                try process.run()
-            } catch {
-                fatalError("cannot start the memory probe: \(error)")
-            }
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0,
+            let output = runThisExecutable(["--memory-probe", kind, String(count)], for: "the memory probe")
+            guard
                 let value = Double(
                     String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-            else {
-                fatalError("the memory probe failed (status \(process.terminationStatus))")
-            }
+            else { fatalError("the memory probe printed no number") }
             return value
         }
     #endif
@@ -642,27 +629,20 @@ extension Scenarios {
     /// how later rows measure (README, "Performance", footnote 5): isolated, no row depends on
     /// which rows ran before it.
     static func runIsolated(options: Options) -> [Measurement] {
-        var rows: [Measurement] = []
-        for group in groups where options.only.map({ group.contains($0) }) ?? true {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            process.arguments = ["--only", group, "--json"] + (options.quick ? ["--quick"] : [])
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            do {
-                try process.run()
-            } catch {
-                fatalError("cannot start the benchmark for group \(group): \(error)")
+        #if os(macOS) || os(Linux)
+            var rows: [Measurement] = []
+            for group in groups where options.only.map({ group.contains($0) }) ?? true {
+                let output = runThisExecutable(
+                    ["--only", group, "--json"] + (options.quick ? ["--quick"] : []), for: "the group \(group)")
+                guard let groupRows = try? JSONDecoder().decode([Measurement].self, from: output) else {
+                    fatalError("the group \(group) printed no rows")
+                }
+                rows += groupRows
             }
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0,
-                let groupRows = try? JSONDecoder().decode([Measurement].self, from: output)
-            else {
-                fatalError("the benchmark for group \(group) failed (exit status \(process.terminationStatus))")
-            }
-            rows += groupRows
-        }
-        return rows
+            return rows
+        #else
+            FileHandle.standardError.write(Data("--isolated starts processes: macOS and Linux only\n".utf8))
+            exit(2)
+        #endif
     }
 }

@@ -65,7 +65,7 @@ extension OperationQueue {
     /// the queue look again — for good, in a queue with nothing else to do (Design.md,
     /// "Platform facts"). The package's operations heal that themselves, whoever adds them
     /// (``AsyncOperation/isReady``). For another operation: when it is ready once added and has
-    /// not started, its readiness is announced again, a few times over a second and a half
+    /// not started, its readiness is announced again, at 1, 4, 16, 64, 256 and 1,024 ms
     /// until it has started (one announcement could itself store a stale answer). When it is not
     /// ready once added, its last dependency has yet to finish, and that finish tells the queue,
     /// which lists the operation by then. Darwin's queue follows readiness by KVO and needs

@@ -200,9 +200,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// An operation that is delayed (``delayStart(by:clock:)``), paused (``pause()``), or whose
     /// conditions (``addCondition(_:)``) have not passed yet is not ready; a cancelled one is.
     ///
-    /// On Linux the package's operations cannot be forgotten by their queue when you add them
-    /// with your own `addOperation(_:)` while a dependency finishes on another thread: Linux's
-    /// queue can lose that wake-up for plain `Operation`s (Design.md, "Platform facts").
+    /// On Linux the package's operations heal a wake-up their queue lost when you add them with
+    /// your own `addOperation(_:)` while a dependency finishes on another thread, as Linux's queue
+    /// can for plain `Operation`s: they announce their readiness again, from 16 ms after. A queue
+    /// thread descheduled for more than two or three milliseconds in the middle of that race is
+    /// not covered (Design.md, "Platform facts").
     open override var isReady: Bool {
         let (gate, notReadyOutstanding) = lock.withCriticalSection { () -> (RareState.Readiness, Bool) in
             let notReadyOutstanding = lifecycle.noteReadinessQueried()

@@ -47,12 +47,71 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     // layout (Design.md, "Memory per operation").
     private(set) var lifecycle = LifecycleStateMachine()
     let lock = OperationLock()
-    /// The `Task` running the operation's async work, if any; cancelled with the operation.
-    private var attachedTask: Task<Void, Never>?
-    /// What few operations have: an upstream failure that stopped them, a running-time limit,
-    /// a delay, conditions, observers. Boxed: inline they would add some 100 bytes to every
-    /// operation.
-    private(set) var rare: RareState?
+    /// The queue the package admitted the operation to, the `Task` running its async work, and
+    /// what few operations have, in one word (Design.md, "Memory per operation").
+    private var holdings = Holdings.none
+
+    /// What an operation holds on to besides its lifecycle. Mostly one thing at a time: a pending
+    /// operation its queue, a running one the `Task` running its work (the queue is not needed
+    /// once the work has started). An operation with rarely used state keeps the other two in it.
+    private enum Holdings {
+        case none
+        /// The queue the package added the operation to, or found it in.
+        case queue(OperationQueue)
+        /// The `Task` running the operation's async work; cancelled with the operation.
+        case task(Task<Void, Never>)
+        /// What few operations have: an upstream failure that stopped them, a running-time
+        /// limit, a delay, conditions, observers, progress. Boxed: inline they would add some
+        /// 100 bytes to every operation. It holds the queue and the task, if any.
+        case rare(RareState)
+    }
+
+    /// The rarely used state, if the operation has any (see ``rareState()``). Callers hold `lock`.
+    var rare: RareState? {
+        if case .rare(let state) = holdings { return state }
+        return nil
+    }
+
+    /// The `Task` running the operation's async work, if any. Callers hold `lock`.
+    private var attachedTask: Task<Void, Never>? {
+        get {
+            switch holdings {
+            case .task(let task): task
+            case .rare(let state): state.attachedTask
+            case .none, .queue: nil
+            }
+        }
+        set {
+            switch (holdings, newValue) {
+            case (.rare(let state), _): state.attachedTask = newValue
+            // The work has started: the queue it was admitted to is not needed any more.
+            case (.none, let task?), (.queue, let task?), (.task, let task?): holdings = .task(task)
+            case (.task, nil): holdings = .none
+            case (.none, nil), (.queue, nil): break
+            }
+        }
+    }
+
+    /// The queue the package admitted the operation to, until the operation's async work starts
+    /// or it finishes. Callers hold `lock`.
+    private var admittedQueueLocked: OperationQueue? {
+        get {
+            switch holdings {
+            case .queue(let queue): queue
+            case .rare(let state): state.admittedQueue
+            case .none, .task: nil
+            }
+        }
+        set {
+            switch (holdings, newValue) {
+            case (.rare(let state), _): state.admittedQueue = newValue
+            case (.none, let queue?), (.queue, let queue?): holdings = .queue(queue)
+            case (.task, let queue?): rareState().admittedQueue = queue
+            case (.queue, nil): holdings = .none
+            case (.none, nil), (.task, nil): break
+            }
+        }
+    }
 
     /// Creates a pending operation.
     public override init() {
@@ -181,11 +240,21 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         if !stored { timer.cancel() }
     }
 
-    /// The rarely used state, created on first use. Callers hold `lock`.
+    /// The rarely used state, created on first use; it takes over the queue and the task the
+    /// operation holds. Callers hold `lock`.
     func rareState() -> RareState {
-        if let rare { return rare }
-        let state = RareState()
-        rare = state
+        let state: RareState
+        switch holdings {
+        case .rare(let existing): return existing
+        case .none: state = RareState()
+        case .queue(let queue):
+            state = RareState()
+            state.admittedQueue = queue
+        case .task(let task):
+            state = RareState()
+            state.attachedTask = task
+        }
+        holdings = .rare(state)
         return state
     }
 
@@ -606,6 +675,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             willChangeValue(forKey: "isFinished")
             let (observers, rareWork, cancelled, ran) = lock.withCriticalSection {
                 attachedTask = nil
+                admittedQueueLocked = nil
                 let ran = ranItsWorkLocked(executed: wasExecuting)
                 return (lifecycle.completeFinish(), rare?.finished(), lifecycle.isCancellationRecorded, ran)
             }
@@ -705,24 +775,25 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Decides how the package hands the operation to `queue`; see
     /// `LifecycleStateMachine.admit(to:listed:)`. Thread-safe.
     func admit(to queue: OperationQueue, listed: Bool?) -> LifecycleStateMachine.Admission {
-        lock.withCriticalSection { lifecycle.admit(to: queue, listed: listed) }
+        lock.withCriticalSection { lifecycle.admit(to: queue, listed: listed, admitted: &admittedQueueLocked) }
     }
 
     /// A graph scheduler will add the operation once its dependencies in the graph have finished:
     /// "not ready" answers until then need no healing (see `isReady`). Thread-safe.
     func expectPackageAdmission() {
-        lock.withCriticalSection { lifecycle.expectPackageAdmission() }
+        lock.withCriticalSection { lifecycle.expectPackageAdmission(admitted: admittedQueueLocked != nil) }
     }
 
     /// Whether other code may have added the pending operation to a queue: the package did not,
     /// and something asked whether it is ready. Thread-safe.
     var mayBeQueuedByOtherCode: Bool {
-        lock.withCriticalSection { lifecycle.mayBeQueuedByOtherCode }
+        lock.withCriticalSection { lifecycle.mayBeQueuedByOtherCode(admitted: admittedQueueLocked != nil) }
     }
 
-    /// The queue the package added the operation to (or found it in), until the operation finishes.
+    /// The queue the package added the operation to (or found it in), until the operation's async
+    /// work starts (a running operation's queue is not needed then) or it finishes. Thread-safe.
     var admittedQueue: OperationQueue? {
-        lock.withCriticalSection { lifecycle.admittedQueue }
+        lock.withCriticalSection { admittedQueueLocked }
     }
 
     /// Ends the wait `id` with `false`, unless it has already ended.

@@ -76,15 +76,11 @@ struct LifecycleStateMachine {
         }
     }
 
-    // Stored properties in this order on purpose: the two references first, the small fields
-    // last, so that the operation's lock fits in the tail of the struct (Design.md, "Memory per
-    // operation"). 28 bytes in all.
+    // Stored properties in this order on purpose: the reference first, the small fields last, so
+    // that the operation's lock fits in the tail of the struct (Design.md, "Memory per
+    // operation"). 20 bytes in all. The queue the package admitted the operation to is kept by
+    // the operation (`AsyncOperation.holdings`), which hands it to the methods that need it.
 
-    /// The queue the package added the operation to, or found it in, until it finishes. Strong,
-    /// and released at the finish: a weak reference costs a side-table update per operation, and
-    /// a queue keeps its pending operations anyway (on Linux each one also retains its queue until
-    /// it finishes).
-    private(set) var admittedQueue: OperationQueue?
     /// The observers and waiters, and the waiters cancelled before they were installed.
     private var observers: [(id: ObserverID, observer: Observer)] = []
     /// The next observer identifier. 32 bits: identifiers only need to differ among the
@@ -250,7 +246,6 @@ struct LifecycleStateMachine {
             preconditionFailure("Internal inconsistency: completed finish from \(state)")
         }
         state = .finished
-        admittedQueue = nil
         defer { observers = [] }
         return observers
     }
@@ -278,8 +273,10 @@ struct LifecycleStateMachine {
     /// A graph scheduler will add the pending operation to its queue (see
     /// ``ReadinessQuestions/Kind/awaitingPackageAdmission``); nothing when the package has
     /// admitted it already (it was listed in the queue).
-    mutating func expectPackageAdmission() {
-        guard case .pending = state, admittedQueue == nil else { return }
+    ///
+    /// - Parameter admitted: Whether the package has admitted the operation to a queue.
+    mutating func expectPackageAdmission(admitted: Bool) {
+        guard case .pending = state, !admitted else { return }
         readinessQuestions.kind = .awaitingPackageAdmission
     }
 
@@ -311,20 +308,25 @@ struct LifecycleStateMachine {
         case lookInList
     }
 
-    /// Pending, not admitted by the package, and something asked whether it is ready.
-    var mayBeQueuedByOtherCode: Bool {
+    /// Pending, not admitted by the package (`admitted`), and something asked whether it is ready.
+    func mayBeQueuedByOtherCode(admitted: Bool) -> Bool {
         guard case .pending = state else { return false }
-        return admittedQueue == nil && readinessQuestions.kind != .none
+        return !admitted && readinessQuestions.kind != .none
     }
 
     /// Decides how the package hands the operation to `queue`, claiming it when it must be added.
     ///
-    /// - Parameter listed: Whether `queue` lists the operation, when the caller has looked.
-    mutating func admit(to queue: OperationQueue, listed: Bool?) -> Admission {
+    /// - Parameters:
+    ///   - listed: Whether `queue` lists the operation, when the caller has looked.
+    ///   - admitted: The queue the package admitted the operation to, if any; set to `queue` when
+    ///     the operation is claimed for it. Strong, and released when the operation finishes: a
+    ///     weak reference costs a side-table update per operation, and a queue keeps its pending
+    ///     operations anyway (on Linux each one also retains its queue until it finishes).
+    mutating func admit(to queue: OperationQueue, listed: Bool?, admitted: inout OperationQueue?) -> Admission {
         guard case .pending = state else { return .started }
-        if let admittedQueue { return .pending(in: admittedQueue) }
+        if let admitted { return .pending(in: admitted) }
         if readinessQuestions.kind != .none && listed == nil { return .lookInList }
-        admittedQueue = queue
+        admitted = queue
         guard listed != true else { return .pending(in: queue) }
         // In no queue: a "not ready" answered so far (to `addDependency(_:)`, say) was stored by
         // no queue, and the queue adding it now reads afresh. Forgotten, so that an operation

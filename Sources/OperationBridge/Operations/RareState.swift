@@ -29,6 +29,12 @@ final class RareState: @unchecked Sendable {
     var lifecycleObservers: [LifecycleObserver] = []
     /// The operation's progress (see ``AsyncOperation/operationProgress``), once asked for or reported.
     var progress: OperationProgress?
+    /// The queue the package admitted the operation to, as `AsyncOperation.admittedQueue`: kept
+    /// here once the operation has rarely used state (`AsyncOperation.holdings`).
+    var admittedQueue: OperationQueue?
+    /// The `Task` running the operation's async work, as `AsyncOperation.attachedTask`: kept here
+    /// once the operation has rarely used state.
+    var attachedTask: Task<Void, Never>?
 
     /// What the readiness of an operation that is not cancelled depends on.
     enum Readiness {

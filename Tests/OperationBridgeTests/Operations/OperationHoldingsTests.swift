@@ -1,0 +1,138 @@
+import Foundation
+import OperationBridge
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An operation keeps its admitted queue, the task running its work and its rarely used state in
+/// one word, and a result operation its result and `onResult` callback in one slot (Design.md,
+/// "Memory per operation"). These tests pin what that must not change: cancellation reaches the
+/// task wherever it is kept, the queue stays known until the work starts, and a callback set
+/// after the result is neither called nor kept.
+@Suite struct OperationHoldingsTests {
+    /// When the operation gets its rarely used state (here: its progress is asked for).
+    enum RareStateMoment: String, CaseIterable, CustomTestStringConvertible {
+        case never
+        case whilePendingInItsQueue
+        case whileItsTaskRuns
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test("Cancelling reaches the running task, wherever the operation keeps it", arguments: RareStateMoment.allCases)
+    func cancellingReachesTheTask(moment: RareStateMoment) async {
+        let queue = OperationQueue()
+        queue.name = "holdings"
+        queue.isSuspended = true
+        let entered = Gate()
+        let seen = Recorder<Bool>()
+        let operation = queue.addTask { () async -> Bool in
+            entered.open()
+            await suspendUntilCancelled()
+            seen.append(Task.isCancelled)
+            return Task.isCancelled
+        }
+        if moment == .whilePendingInItsQueue { _ = operation.progress }
+        // Pending, the package still knows its queue — also once it has rare state.
+        #expect(operation.pendingDiagnostics.contains("queue: 'holdings', SUSPENDED"))
+        queue.isSuspended = false
+        await entered.wait()
+        if moment == .whileItsTaskRuns { _ = operation.progress }
+        operation.cancel()
+        // `Never` cannot express cancellation: the operation ends without a result.
+        #expect(await operation.outcome == nil)
+        #expect(seen.all == [true])
+        #expect(operation.isCancelled)
+        #expect(operation.progress.isCancelled)
+    }
+
+    @Test("A time limit set while pending still cancels the task that runs later")
+    func aTimeLimitSetWhilePendingCancelsTheTask() async {
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let clock = TestClock()
+        let entered = Gate()
+        let seen = Recorder<Bool>()
+        let operation = queue.addTask { () async throws -> Int in
+            entered.open()
+            await suspendUntilCancelled()
+            seen.append(Task.isCancelled)
+            throw CancellationError()
+        }
+        operation.limitRunningTime(to: .seconds(5), clock: clock)
+        queue.isSuspended = false
+        await entered.wait()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(5))
+        try? await operation.waitForCompletion()
+        #expect(operation.isTimedOut)
+        #expect(seen.all == [true])
+    }
+
+    @Test("onResult set after the result is stored is never called, and released at once outside the lock")
+    func onResultSetAfterTheResultIsNeitherCalledNorKept() async throws {
+        let operation = ControlledOperation<Int, CancellationError>(.success(5))
+        operation.start()
+        #expect(try await operation.value == 5)
+        let called = Recorder<Int>()
+        let released = Trigger()
+        do {
+            // Cancelling from the deinit would trap if the callback were released under the lock.
+            let probe = ReleaseProbe(callingBack: { operation.cancel() }, then: released)
+            operation.onResult = { result in
+                withExtendedLifetime(probe) {}
+                called.append((try? result.get()) ?? -1)
+            }
+        }
+        #expect(released.hasFired)
+        #expect(operation.onResult == nil)
+        #expect(called.all.isEmpty)
+        #expect(operation.result.map { try? $0.get() } == 5)
+    }
+
+    @Test func onResultReadsBackUntilItIsCalled() async throws {
+        let operation = ControlledOperation<Int, CancellationError>(.success(7))
+        let called = Recorder<Int>()
+        operation.onResult = { result in called.append((try? result.get()) ?? -1) }
+        #expect(operation.onResult != nil)
+        operation.onResult?(.success(1))  // the callback itself, as set
+        #expect(called.all == [1])
+        operation.start()
+        #expect(try await operation.value == 7)
+        #expect(called.all == [1, 7])
+        #expect(operation.onResult == nil, "the operation lets go of the callback when it calls it")
+    }
+
+    #if canImport(Glibc)
+        /// A result operation with an `Int` of its own, as most classic subclasses have.
+        final class OneFieldOperation: AsyncResultOperation<Int, CancellationError>, @unchecked Sendable {
+            let value: Int
+            init(_ value: Int) { self.value = value }
+            override func main() { finish(with: .success(value)) }
+        }
+
+        /// The allocation glibc made for `object`: `malloc_usable_size`, which no module map of
+        /// the toolchain exports (it is declared in `malloc.h`), looked up in the process.
+        private func allocatedBytes(_ object: AnyObject) -> Int {
+            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+            guard let symbol = dlsym(nil, "malloc_usable_size") else {
+                Issue.record("glibc's malloc_usable_size is missing")
+                return 0
+            }
+            return unsafeBitCast(symbol, to: UsableSize.self)(Unmanaged.passUnretained(object).toOpaque())
+        }
+
+        @Test("Operations stay within their allocation size classes (Design.md, \"Memory per operation\")")
+        func operationsStayWithinTheirSizeClasses() {
+            // Relative to `BlockOperation`, whose size is Foundation's `Operation` plus two words:
+            // glibc allocates in 16-byte steps, so each bound is a number of steps above it.
+            let block = allocatedBytes(BlockOperation {})
+            #expect(allocatedBytes(AsyncOperation()) <= block + 16)
+            #expect(allocatedBytes(OneFieldOperation(1)) <= block + 32)
+            let captured = Int.random(in: 0..<10)
+            #expect(allocatedBytes(TaskOperation { () async -> Int in captured }) <= block + 48)
+        }
+    #endif
+}

@@ -17,7 +17,8 @@ extension Operation {
     /// ```
     ///
     /// Thread-safe; it reads the operations and queues at the moment it is called. Knowledge of
-    /// queues is what the package has: the queue it added an operation to, or found it in.
+    /// queues is what the package has: the queue it added an operation to, or found it in, until
+    /// the operation's async work starts (a running `TaskOperation` reports only that it started).
     public var pendingDiagnostics: String {
         var lines = ["\(diagnosticName): \(diagnosticState)", "  queue: \(diagnosticQueue)"]
         let unfinished = dependencies.filter { !$0.isFinished }
@@ -55,7 +56,10 @@ extension Operation {
             if operation.mayBeQueuedByOtherCode {
                 return "not added to a queue by the package (it may be in a queue you added it to)"
             }
-            if operation.hasStarted { return "started" }
+            // The package lets go of the queue once the operation's async work has started.
+            if operation.hasStarted {
+                return "started (the package follows an operation's queue until its work starts)"
+            }
             return "in no queue (it starts only once it is added to a queue or started by hand)"
         }
         if ForeignAdmissions.shared.isClaimed(self) { return "added to a queue by the package" }

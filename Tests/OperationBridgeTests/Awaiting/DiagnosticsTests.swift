@@ -46,6 +46,24 @@ struct DiagnosticsTests {
         #expect(await next.value == 2)
     }
 
+    @Test("A running TaskOperation says it started: its queue is followed only until the work starts")
+    func runningTaskOperation() async {
+        let queue = OperationQueue()
+        queue.name = "uploads"
+        let entered = Gate()
+        let running = queue.addTask { () async -> Int in
+            entered.open()
+            await suspendUntilCancelled()
+            return 0
+        }
+        await entered.wait()
+        let text = running.pendingDiagnostics
+        #expect(text.contains("TaskOperation<Int, Never>: executing, not cancelled"))
+        #expect(text.contains("queue: started (the package follows an operation's queue until its work starts)"))
+        running.cancel()
+        _ = await running.outcome
+    }
+
     #if EXIT_TESTS
         @Test("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS logs an await that lasts longer, with the diagnostics")
         func stuckAwaitIsLogged() async throws {

@@ -15,7 +15,10 @@ output=$2
 shift 2
 
 : >"$output"
-# setsid: the command and everything it starts form one process group, stopped together.
+# An event stream left by an earlier run must not be read as this one's.
+if [[ -n "${TEST_EVENTS:-}" ]]; then rm -f "$TEST_EVENTS"; fi
+# setsid: the command and everything it starts form one session, stopped together (`swift test`
+# starts the test process in a process group of its own, within the session).
 setsid bash -c 'set -o pipefail; "$@" 2>&1 | tee "$0"' "$output" "$@" &
 group=$!
 deadline=$(($(date +%s) + limit))
@@ -23,12 +26,13 @@ while kill -0 "$group" 2>/dev/null; do
     if (($(date +%s) >= deadline)); then
         printf '\n=== TIME LIMIT: %s s reached, stopped: %s ===\n' "$limit" "$*"
         if command -v gdb >/dev/null; then
-            for process in $(pgrep -g "$group" -f 'PackageTests'); do
+            for process in $(pgrep -s "$group" -f 'PackageTests'); do
                 printf '\n--- threads of process %s ---\n' "$process"
-                timeout 120 gdb -p "$process" -batch -ex 'thread apply all bt 30' 2>/dev/null | grep -E '^(Thread|#)'
+                timeout 120 gdb -p "$process" -batch -ex 'thread apply all bt 30' >"$output.gdb" 2>&1
+                grep -E '^(Thread|#)' "$output.gdb" || { echo "(gdb printed no threads:)"; tail -5 "$output.gdb"; }
             done
         fi
-        kill -KILL -- "-$group" 2>/dev/null
+        pkill -KILL -s "$group" 2>/dev/null
         wait "$group" 2>/dev/null
         python3 "$(dirname "$0")/unfinished-tests.py" "$output" ${TEST_EVENTS:+"$TEST_EVENTS"}
         exit 124

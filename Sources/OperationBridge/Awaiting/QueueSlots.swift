@@ -30,8 +30,11 @@ enum QueueSlots {
     /// operations from Dispatch blocks, never inside a task. `OperationQueue.current` would then
     /// name the queue running that task's closure (a closure still on its queue's thread before
     /// its first suspension), which the operation holds no slot of.
-    static func queueRunning(_ operation: AsyncOperation) -> OperationQueue? {
-        if let admitted = operation.admittedQueue { return admitted }
+    ///
+    /// - Parameter admitted: The queue the package admitted `operation` to, if any (its
+    ///   `admittedQueue`, or what ``AsyncOperation/takeAdmittedQueue()`` took).
+    static func queueRunning(_ operation: AsyncOperation, admitted: OperationQueue?) -> OperationQueue? {
+        if let admitted { return admitted }
         if withUnsafeCurrentTask(body: { $0 != nil }) { return nil }
         guard let current = OperationQueue.current else { return nil }
         // Not admitted by the package (it would have answered above): the main queue does not count.

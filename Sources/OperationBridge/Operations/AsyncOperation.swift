@@ -84,7 +84,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         set {
             switch (holdings, newValue) {
             case (.rare(let state), _): state.attachedTask = newValue
-            // The work has started: the queue it was admitted to is not needed any more.
+            // The work has started: the queue it was admitted to is not needed any more (and was
+            // taken already, see `runAttachedTask(_:)`).
             case (.none, let task?), (.queue, let task?), (.task, let task?): holdings = .task(task)
             case (.task, nil): holdings = .none
             case (.none, nil), (.queue, nil): break
@@ -537,7 +538,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// continues on the cooperative pool. Work that never suspends ends before this returns, with
     /// no hop to another thread (Design.md, "Where an async closure runs").
     final func runAttachedTask(_ work: @escaping @Sendable () async -> Void) {
-        let queue = QueueSlots.queueRunning(self)
+        // The queue is let go of before the work starts: from its first line, the operation is
+        // running, and only its task is kept (see `Holdings`).
+        let queue = QueueSlots.queueRunning(self, admitted: takeAdmittedQueue())
         let ownQualityOfService = qualityOfService
         let qualityOfService =
             ownQualityOfService == .default ? (queue?.qualityOfService ?? .default) : ownQualityOfService
@@ -794,6 +797,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// work starts (a running operation's queue is not needed then) or it finishes. Thread-safe.
     var admittedQueue: OperationQueue? {
         lock.withCriticalSection { admittedQueueLocked }
+    }
+
+    /// Takes ``admittedQueue``: the operation's async work is starting. Thread-safe.
+    private func takeAdmittedQueue() -> OperationQueue? {
+        lock.withCriticalSection { exchange(&admittedQueueLocked, with: nil) }
     }
 
     /// Ends the wait `id` with `false`, unless it has already ended.

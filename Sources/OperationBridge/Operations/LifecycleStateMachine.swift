@@ -1,7 +1,8 @@
 import Foundation
 
 /// The lifecycle of an ``AsyncOperation``: pending → executing → finished, with its cancellation,
-/// its awaiters, and what the package knows of its queue.
+/// its awaiters, and whether a queue may hold it (it was asked `isReady`). The queue the package
+/// admitted it to is kept by the operation, which hands it to the methods that need it.
 ///
 /// The machine is a plain value: ``AsyncOperation`` keeps it under its lock, calls one
 /// mutating method per event, and performs the returned action (KVO-style notifications,

@@ -59,7 +59,7 @@ extension AsyncOperation {
     /// reports progress — as Foundation does for operations that run `Operation.start()`. Called
     /// as the operation begins executing, on the queue's thread.
     func countTowardQueueProgress() {
-        guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self),
+        guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self, admitted: admittedQueue),
             let queueProgress = QueueProgressLookup.shared.reportingProgress(of: queue)
         else { return }
         let progress = operationProgress

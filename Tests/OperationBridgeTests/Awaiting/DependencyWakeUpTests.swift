@@ -41,7 +41,8 @@ struct DependencyWakeUpTests {
 
         /// The package's operations heal the lost wake-up themselves: added with your own
         /// `addOperation(_:)` while the dependency finishes, they still run. (Without the healing
-        /// in `AsyncOperation.isReady`, this test waits for good.)
+        /// in `AsyncOperation.isReady`, the operation never runs: this test fails at its suite's
+        /// time limit.)
         @Test func aPackageOperationYouAddWhileItsDependencyFinishesRuns() async throws {
             let dependency = BlockOperation {}
             let dependent = StaleReadinessOperation { dependency.start() }

@@ -50,13 +50,14 @@ struct DiagnosticsTests {
     func runningTaskOperation() async {
         let queue = OperationQueue()
         queue.name = "uploads"
-        let entered = Gate()
+        let entered = Trigger()
         let running = queue.addTask { () async -> Int in
-            entered.open()
+            entered.fire()
             await suspendUntilCancelled()
             return 0
         }
-        await entered.wait()
+        // The queue is let go of before the work's first line runs.
+        #expect(await entered.wait())
         let text = running.pendingDiagnostics
         #expect(text.contains("TaskOperation<Int, Never>: executing, not cancelled"))
         #expect(text.contains("queue: started (the package follows an operation's queue until its work starts)"))

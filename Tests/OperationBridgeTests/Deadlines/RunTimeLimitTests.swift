@@ -132,7 +132,7 @@ struct RunTimeLimitTests {
         for _ in 0..<Stress.iterations(200) {
             let clock = TestClock()
             let step = TaskOperation { () async throws(SlowServiceError) -> Int in
-                while !Task.isCancelled { await Task.yield() }  // ends as soon as it is cancelled
+                await suspendUntilCancelled()  // ends as soon as it is cancelled
                 throw .cancelled
             }
             let pipeline = try Pipeline([step], on: OperationQueue())
@@ -144,7 +144,7 @@ struct RunTimeLimitTests {
             #expect(pipeline.isTimedOut)
 
             let quick = TaskOperation { () async throws(SlowServiceError) -> Int in
-                while !Task.isCancelled { await Task.yield() }
+                await suspendUntilCancelled()
                 throw .cancelled
             }
             let results = try OperationQueue().results(of: [quick])

@@ -11,11 +11,13 @@ import Testing
 /// "Memory per operation"). These tests pin what that must not change: cancellation reaches the
 /// task wherever it is kept, the queue stays known until the work starts, and a callback set
 /// after the result is neither called nor kept.
-@Suite struct OperationHoldingsTests {
+@Suite(.timeLimit(.minutes(1)))
+struct OperationHoldingsTests {
     /// When the operation gets its rarely used state (here: its progress is asked for).
     enum RareStateMoment: String, CaseIterable, CustomTestStringConvertible {
         case never
         case whilePendingInItsQueue
+        /// After `start()` has returned: the task is stored by then, and moves into the state.
         case whileItsTaskRuns
 
         var testDescription: String { rawValue }
@@ -23,23 +25,30 @@ import Testing
 
     @Test("Cancelling reaches the running task, wherever the operation keeps it", arguments: RareStateMoment.allCases)
     func cancellingReachesTheTask(moment: RareStateMoment) async {
-        let queue = OperationQueue()
-        queue.name = "holdings"
-        queue.isSuspended = true
-        let entered = Gate()
+        let entered = Trigger()
         let seen = Recorder<Bool>()
-        let operation = queue.addTask { () async -> Bool in
-            entered.open()
+        let work = { @Sendable () async -> Bool in
+            entered.fire()
             await suspendUntilCancelled()
             seen.append(Task.isCancelled)
             return Task.isCancelled
         }
-        if moment == .whilePendingInItsQueue { _ = operation.progress }
-        // Pending, the package still knows its queue — also once it has rare state.
-        #expect(operation.pendingDiagnostics.contains("queue: 'holdings', SUSPENDED"))
-        queue.isSuspended = false
-        await entered.wait()
-        if moment == .whileItsTaskRuns { _ = operation.progress }
+        let operation: TaskOperation<Bool, Never>
+        if moment == .whileItsTaskRuns {
+            operation = TaskOperation(work)
+            operation.start()  // returns once the work has suspended and its task is stored
+            _ = operation.progress
+        } else {
+            let queue = OperationQueue()
+            queue.name = "holdings"
+            queue.isSuspended = true
+            operation = queue.addTask(work)
+            if moment == .whilePendingInItsQueue { _ = operation.progress }
+            // Pending, the package still knows its queue — also once it has rare state.
+            #expect(operation.pendingDiagnostics.contains("queue: 'holdings', SUSPENDED"))
+            queue.isSuspended = false
+        }
+        #expect(await entered.wait())
         operation.cancel()
         // `Never` cannot express cancellation: the operation ends without a result.
         #expect(await operation.outcome == nil)
@@ -53,17 +62,17 @@ import Testing
         let queue = OperationQueue()
         queue.isSuspended = true
         let clock = TestClock()
-        let entered = Gate()
+        let entered = Trigger()
         let seen = Recorder<Bool>()
         let operation = queue.addTask { () async throws -> Int in
-            entered.open()
+            entered.fire()
             await suspendUntilCancelled()
             seen.append(Task.isCancelled)
             throw CancellationError()
         }
         operation.limitRunningTime(to: .seconds(5), clock: clock)
         queue.isSuspended = false
-        await entered.wait()
+        #expect(await entered.wait())
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(5))
         try? await operation.waitForCompletion()
@@ -113,26 +122,31 @@ import Testing
             override func main() { finish(with: .success(value)) }
         }
 
-        /// The allocation glibc made for `object`: `malloc_usable_size`, which no module map of
-        /// the toolchain exports (it is declared in `malloc.h`), looked up in the process.
-        private func allocatedBytes(_ object: AnyObject) -> Int {
+        /// The size class glibc allocates objects made by `make` in: the smallest
+        /// `malloc_usable_size` of 64 of them alive at once. One object alone may be given a
+        /// larger free chunk that glibc reuses whole. (`malloc_usable_size` is declared in
+        /// `malloc.h`, which no module map of the toolchain exports: it is looked up in the
+        /// process.)
+        private func allocatedBytes(_ make: () -> AnyObject) -> Int {
             typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
             guard let symbol = dlsym(nil, "malloc_usable_size") else {
                 Issue.record("glibc's malloc_usable_size is missing")
                 return 0
             }
-            return unsafeBitCast(symbol, to: UsableSize.self)(Unmanaged.passUnretained(object).toOpaque())
+            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+            let objects = (0..<64).map { _ in make() }
+            return objects.map { usableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
         }
 
         @Test("Operations stay within their allocation size classes (Design.md, \"Memory per operation\")")
         func operationsStayWithinTheirSizeClasses() {
             // Relative to `BlockOperation`, whose size is Foundation's `Operation` plus two words:
             // glibc allocates in 16-byte steps, so each bound is a number of steps above it.
-            let block = allocatedBytes(BlockOperation {})
-            #expect(allocatedBytes(AsyncOperation()) <= block + 16)
-            #expect(allocatedBytes(OneFieldOperation(1)) <= block + 32)
+            let block = allocatedBytes { BlockOperation {} }
+            #expect(allocatedBytes { AsyncOperation() } <= block + 16)
+            #expect(allocatedBytes { OneFieldOperation(1) } <= block + 32)
             let captured = Int.random(in: 0..<10)
-            #expect(allocatedBytes(TaskOperation { () async -> Int in captured }) <= block + 48)
+            #expect(allocatedBytes { TaskOperation { () async -> Int in captured } } <= block + 48)
         }
     #endif
 }

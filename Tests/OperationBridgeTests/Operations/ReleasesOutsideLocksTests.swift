@@ -50,6 +50,7 @@ struct ReleasesOutsideLocksTests {
             operation.limitRunningTime(to: .seconds(3600), clock: clock)
         }
         operation.cancel()
+        #expect(!released.hasFired)  // the limit not yet armed holds the clock until the finish
         operation.start()  // finishes without running: the limit is never armed
         #expect(released.hasFired)
         #expect(operation.isFinished)

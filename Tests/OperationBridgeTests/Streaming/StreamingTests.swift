@@ -92,7 +92,7 @@ private final class CountedFinishOperation: AsyncResultOperation<Int, Cancellati
     }
 }
 
-@Suite("Streaming: unbounded inputs, bounded memory")
+@Suite("Streaming: unbounded inputs, bounded memory", .timeLimit(.minutes(2)))
 struct StreamingTests {
     @Test("Every input runs once; never more than maxInFlight at once, never more pulled ahead", arguments: [1, 3, 8])
     func everyInputOnceWithinTheBound(maxInFlight: Int) async {
@@ -226,7 +226,8 @@ struct StreamingTests {
     @Test("An input whose deinit stops its stream: the run lets go of inputs outside its lock")
     func anInputsDeinitMayStopTheStream() async throws {
         // The run's lock is not reentrant: releasing the last reference to an input under it
-        // would run this deinit there, and its cancel() would take the lock again (a trap).
+        // would run the deinit of the probe it holds there, and that probe's cancel() would
+        // take the lock again (a trap).
         let stream = Guarded<StreamedResults<ReleasingInput, Int, CancellationError, Never>?>(nil)
         let released = CountdownSignal(4)
         let finished = CountdownSignal(4)

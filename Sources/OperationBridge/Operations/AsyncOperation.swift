@@ -43,13 +43,16 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     // this module keep their own mutable state under the same lock, so that a result and the
     // lifecycle change together.
     //
+    // `lifecycle` and `holdings` skip the runtime's exclusivity checks, which the lock makes
+    // redundant (Design.md, "CPU per operation").
+    //
     // `lifecycle` comes before `lock`: on Linux the lock fits in the tail of the state machine's
     // layout (Design.md, "Memory per operation").
-    private(set) var lifecycle = LifecycleStateMachine()
+    @exclusivity(unchecked) private(set) var lifecycle = LifecycleStateMachine()
     let lock = OperationLock()
     /// The queue the package admitted the operation to, the `Task` running its async work, and
     /// what few operations have, in one word (Design.md, "Memory per operation").
-    private var holdings = Holdings.none
+    @exclusivity(unchecked) private var holdings = Holdings.none
 
     /// What an operation holds on to besides its lifecycle. Mostly one thing at a time: a pending
     /// operation its queue, a running one the `Task` running its work (the queue is not needed

@@ -35,8 +35,9 @@ import Foundation
 /// that has not started finishes when its queue starts it; a running one finishes when its work
 /// calls ``finish(with:)`` or ``finish()``.
 open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unchecked Sendable {
-    // Safety: guarded by the inherited `lock`, together with the lifecycle.
-    private var slot = ResultSlot.open(onResult: nil)
+    // Safety: guarded by the inherited `lock`, together with the lifecycle; so the runtime's
+    // exclusivity check is skipped (Design.md, "CPU per operation").
+    @exclusivity(unchecked) private var slot = ResultSlot.open(onResult: nil)
 
     /// The result once stored, and until then the ``onResult`` callback: a callback is taken when
     /// the result is stored, so the two never need to be kept at once. One field, and the
@@ -51,6 +52,14 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     private var storedResult: Result<Success, Failure>? {
         if case .stored(let result) = slot { return result }
         return nil
+    }
+
+    /// Whether a result is stored: the slot's case, without copying the result out (which, in
+    /// the package's unspecialized generic code, costs two more runtime metadata lookups and a
+    /// copy of the value). Callers hold `lock`.
+    private var hasStoredResultLocked: Bool {
+        if case .stored = slot { return true }
+        return false
     }
 
     /// Creates a pending operation without a result.
@@ -112,7 +121,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     ///   that is running and not cancelled must end with ``finish(with:)``; calling `finish()`
     ///   then traps with a message naming the type.
     public final override func finish() {
-        let hasResult = lock.withCriticalSection { storedResult != nil || lifecycleIsFinishingOrFinishedLocked }
+        let hasResult = lock.withCriticalSection { hasStoredResultLocked || lifecycleIsFinishingOrFinishedLocked }
         guard hasResult || isCancelled else {
             // `fatalError`, not `preconditionFailure`: the message must survive release builds.
             fatalError(
@@ -163,14 +172,14 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         let (onResult, decided) = lock.withCriticalSection {
             () -> ((() -> Void)?, [LifecycleStateMachine.Waiter]) in
             let cancellation = recordCancellationLocked(timedOut: timingOut)
-            guard cancellation.recorded, let failure, storedResult == nil else { return (nil, cancellation.decided) }
+            guard cancellation.recorded, let failure, !hasStoredResultLocked else { return (nil, cancellation.decided) }
             return (setResultLocked(.failure(failure)), cancellation.decided)
         }
         onResult?()
         resumeDecided(decided)
     }
 
-    override var outcomeDecidedLocked: Bool { storedResult != nil }
+    override var outcomeDecidedLocked: Bool { hasStoredResultLocked }
 
     override func upstreamFailureResult(_ error: UpstreamFailedError) -> (() -> (() -> Void)?)? {
         guard let failure = FailureConversion.upstreamFailure(error, as: Failure.self) else { return nil }

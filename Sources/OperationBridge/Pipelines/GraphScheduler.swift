@@ -48,7 +48,8 @@ final class GraphScheduler: @unchecked Sendable {
     private let settledDependencyCount: [Int]
     private let queue: OperationQueue?
     private let lock = NSLock()
-    private var machine: GraphStateMachine
+    /// Unchecked exclusivity: `lock` guards it (Design.md, "CPU per operation").
+    @exclusivity(unchecked) private var machine: GraphStateMachine
     private var onFinish: FinishHandler?
     private var drainWaiters: [CompletionSlot<Bool>] = []
     private var drainCallbacks: [@Sendable () -> Void] = []

@@ -56,8 +56,9 @@ public final class OperationProgress: @unchecked Sendable {
     /// The operation whose progress this is, to cancel when a Foundation view is cancelled.
     private weak var owner: Operation?
     /// Foundation `Progress` objects that follow this one: ``foundationProgress``, and those
-    /// handed to a parent (an aggregate's view, a queue's `progress`).
-    private var views: [Progress] = []
+    /// handed to a parent (an aggregate's view, a queue's `progress`). Read by every report:
+    /// without the runtime's exclusivity check (Design.md, "CPU per operation").
+    @exclusivity(unchecked) private var views: [Progress] = []
     private var primaryView: Progress?
 
     /// An operation's child in an aggregate, with its weight.

@@ -12,11 +12,13 @@ final class FinishedPositions: @unchecked Sendable {
     private let lock = NSLock()
     private let order: ResultOrder
     private let total: Int
-    /// Completion order: finished positions not yet delivered, oldest at `head`.
-    private var ready: [Int] = []
+    /// Completion order: finished positions not yet delivered, oldest at `head`. (`ready` and
+    /// `finished` skip the runtime's exclusivity checks: the lock guards them, Design.md
+    /// "CPU per operation".)
+    @exclusivity(unchecked) private var ready: [Int] = []
     private var head = 0
     /// Submission order: which positions have finished, and the next one to deliver.
-    private var finished: [Bool]
+    @exclusivity(unchecked) private var finished: [Bool]
     private var nextInOrder = 0
     private var delivered = 0
     private var terminated = false

@@ -113,16 +113,17 @@ final class StreamRun: @unchecked Sendable {
 
     /// Inputs pulled (or being pulled) whose result is not delivered yet.
     private var taken = 0
-    /// Unfinished operations, by input index.
-    private var running: [Int: StreamEntry] = [:]
+    /// Unfinished operations, by input index. (The collections below skip the runtime's
+    /// exclusivity checks: `lock` guards them, Design.md "CPU per operation".)
+    @exclusivity(unchecked) private var running: [Int: StreamEntry] = [:]
     /// Finished, undelivered: in completion order, a FIFO (`readyHead` is its first); in input
     /// order, by index until `nextIndex` is there.
     /// Delivered entries are set to `nil` as they are taken, so that dropping the buffer's
     /// slots never releases the last reference to an entry under the lock (an input's or an
     /// operation's `deinit` is the user's code, and may call back into the run).
-    private var ready: [StreamEntry?] = []
+    @exclusivity(unchecked) private var ready: [StreamEntry?] = []
     private var readyHead = 0
-    private var waitingForOrder: [Int: StreamEntry] = [:]
+    @exclusivity(unchecked) private var waitingForOrder: [Int: StreamEntry] = [:]
     private var nextIndex = 0
     /// Set when the inputs have ended: `.some(nil)` cleanly, `.some(error)` with their error.
     private var inputEnd: (any Error)??

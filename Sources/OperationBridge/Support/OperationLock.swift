@@ -37,9 +37,10 @@ struct OperationLock: ~Copyable, Sendable {
         #else
             // `Mutex` hands results across as `sending`; the caller's state is guarded by this
             // very lock, so the value leaves the critical section unchecked.
-            mutex.withLock { _ in
-                ThreadSanitizerAnnotations.acquired(self)
-                defer { ThreadSanitizerAnnotations.releasing(self) }
+            let annotations = ThreadSanitizerAnnotations.inProcess
+            return mutex.withLock { _ in
+                annotations?.acquired(self)
+                defer { annotations?.releasing(self) }
                 return Unchecked(value: body())
             }.value
         #endif
@@ -66,27 +67,32 @@ func exchange<Value>(_ slot: inout Value, with newValue: Value) -> Value {
     /// (hundreds of false reports per test run). The sanitizer's own annotations, looked up once
     /// in the running process, record the order; without the sanitizer they are absent and
     /// cost a load and a branch.
-    private enum ThreadSanitizerAnnotations {
+    private struct ThreadSanitizerAnnotations {
         private typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
-        private static let acquire: Annotation? = lookUp("__tsan_acquire")
-        private static let release: Annotation? = lookUp("__tsan_release")
+        private let acquire: Annotation
+        private let release: Annotation
 
-        private static func lookUp(_ name: String) -> Annotation? {
+        /// The annotations, when the process runs under ThreadSanitizer. Read once per critical
+        /// section: a global's every read calls the runtime's once-check on Linux.
+        static let inProcess: ThreadSanitizerAnnotations? = {
             // A null handle is RTLD_DEFAULT: every object loaded in the process.
-            dlsym(nil, name).map { unsafeBitCast($0, to: Annotation.self) }
-        }
+            guard let acquire = dlsym(nil, "__tsan_acquire"), let release = dlsym(nil, "__tsan_release") else {
+                return nil
+            }
+            return ThreadSanitizerAnnotations(
+                acquire: unsafeBitCast(acquire, to: Annotation.self),
+                release: unsafeBitCast(release, to: Annotation.self))
+        }()
 
         /// The lock was just acquired.
         @inline(__always)
-        static func acquired(_ lock: borrowing OperationLock) {
-            guard let acquire else { return }
+        func acquired(_ lock: borrowing OperationLock) {
             withUnsafePointer(to: lock) { acquire(UnsafeRawPointer($0)) }
         }
 
         /// The lock is about to be released.
         @inline(__always)
-        static func releasing(_ lock: borrowing OperationLock) {
-            guard let release else { return }
+        func releasing(_ lock: borrowing OperationLock) {
             withUnsafePointer(to: lock) { release(UnsafeRawPointer($0)) }
         }
     }

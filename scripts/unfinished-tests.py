@@ -39,7 +39,8 @@ def from_console(path):
     for line in open(path, errors="replace"):
         line = line.rstrip("\n")
         match = re.match(r"◇ (Test|Suite) (.*) started\.$", line)
-        if match and not match.group(2).startswith("case "):
+        # "◇ Test run started." is the whole run, not a test (its end line counts tests).
+        if match and match.group(2) != "run" and not match.group(2).startswith("case "):
             started[match.group(2)] = f"{match.group(1)} {match.group(2)}"
             continue
         match = re.match(

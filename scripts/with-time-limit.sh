@@ -21,18 +21,39 @@ if [[ -n "${TEST_EVENTS:-}" ]]; then rm -f "$TEST_EVENTS"; fi
 # starts the test process in a process group of its own, within the session).
 setsid bash -c 'set -o pipefail; "$@" 2>&1 | tee "$0"' "$output" "$@" &
 group=$!
+
+# The processes of session $1: with pgrep where procps is installed, from /proc otherwise.
+session_processes() {
+    if command -v pgrep >/dev/null; then
+        pgrep -s "$1"
+        return
+    fi
+    local stat line rest
+    for stat in /proc/[0-9]*/stat; do
+        line=$(cat "$stat" 2>/dev/null) || continue
+        rest=${line##*) }     # after the command name, which may contain spaces
+        read -r _ _ _ session _ <<<"$rest"
+        if [[ "$session" == "$1" ]]; then
+            line=${stat#/proc/}
+            echo "${line%/stat}"
+        fi
+    done
+}
 deadline=$(($(date +%s) + limit))
 while kill -0 "$group" 2>/dev/null; do
     if (($(date +%s) >= deadline)); then
         printf '\n=== TIME LIMIT: %s s reached, stopped: %s ===\n' "$limit" "$*"
         if command -v gdb >/dev/null; then
-            for process in $(pgrep -s "$group" -f 'PackageTests'); do
+            for process in $(session_processes "$group"); do
+                grep -q 'PackageTests' "/proc/$process/cmdline" 2>/dev/null || continue
                 printf '\n--- threads of process %s ---\n' "$process"
                 timeout 120 gdb -p "$process" -batch -ex 'thread apply all bt 30' >"$output.gdb" 2>&1
                 grep -E '^(Thread|#)' "$output.gdb" || { echo "(gdb printed no threads:)"; tail -5 "$output.gdb"; }
             done
         fi
-        pkill -KILL -s "$group" 2>/dev/null
+        # The session's leader by name too: `wait` then returns, whatever the lookup found.
+        # shellcheck disable=SC2046 # one pid per word
+        kill -KILL "$group" $(session_processes "$group") 2>/dev/null
         wait "$group" 2>/dev/null
         python3 "$(dirname "$0")/unfinished-tests.py" "$output" ${TEST_EVENTS:+"$TEST_EVENTS"}
         exit 124

@@ -36,8 +36,7 @@ struct Options {
                       --quick   smaller sizes and fewer rounds (seconds instead of minutes)
                       --json    print only a JSON array, one object per scenario
                       --only    run the groups of scenarios whose name contains SUBSTRING
-                                (await, serial, timeout, AsyncSequence, async-closure, chain,
-                                fan-out, growth, group, exclusivity, streaming, progress, memory)
+                                (\(Scenarios.groups.joined(separator: ", ")))
                       --isolated  run each group in a fresh process of its own, so that no row
                                 depends on the threads earlier rows left in the process
                       --soak    a million operations through every bridge, memory sampled
@@ -162,7 +161,9 @@ func residentBytes() -> Int? {
     /// printed; traps naming `purpose` when it cannot start or exits unsuccessfully.
     func runThisExecutable(_ arguments: [String], for purpose: String) -> Data {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        // The running executable itself, however it was started (`arguments[0]` may be a bare
+        // name found on PATH).
+        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe

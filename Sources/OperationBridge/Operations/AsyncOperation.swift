@@ -779,7 +779,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Decides how the package hands the operation to `queue`; see
-    /// `LifecycleStateMachine.admit(to:listed:)`. Thread-safe.
+    /// `LifecycleStateMachine.admit(to:listed:admitted:)`. Thread-safe.
     func admit(to queue: OperationQueue, listed: Bool?) -> LifecycleStateMachine.Admission {
         lock.withCriticalSection { lifecycle.admit(to: queue, listed: listed, admitted: &admittedQueueLocked) }
     }

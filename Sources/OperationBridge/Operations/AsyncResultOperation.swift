@@ -54,14 +54,6 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         return nil
     }
 
-    /// Whether a result is stored: the slot's case, without copying the result out (which, in
-    /// the package's unspecialized generic code, costs two more runtime metadata lookups and a
-    /// copy of the value). Callers hold `lock`.
-    private var hasStoredResultLocked: Bool {
-        if case .stored = slot { return true }
-        return false
-    }
-
     /// Creates a pending operation without a result.
     public override init() {
         super.init()
@@ -121,7 +113,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     ///   that is running and not cancelled must end with ``finish(with:)``; calling `finish()`
     ///   then traps with a message naming the type.
     public final override func finish() {
-        let hasResult = lock.withCriticalSection { hasStoredResultLocked || lifecycleIsFinishingOrFinishedLocked }
+        let hasResult = lock.withCriticalSection { outcomeDecidedLocked || lifecycleIsFinishingOrFinishedLocked }
         guard hasResult || isCancelled else {
             // `fatalError`, not `preconditionFailure`: the message must survive release builds.
             fatalError(
@@ -172,14 +164,20 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         let (onResult, decided) = lock.withCriticalSection {
             () -> ((() -> Void)?, [LifecycleStateMachine.Waiter]) in
             let cancellation = recordCancellationLocked(timedOut: timingOut)
-            guard cancellation.recorded, let failure, !hasStoredResultLocked else { return (nil, cancellation.decided) }
+            guard cancellation.recorded, let failure, !outcomeDecidedLocked else { return (nil, cancellation.decided) }
             return (setResultLocked(.failure(failure)), cancellation.decided)
         }
         onResult?()
         resumeDecided(decided)
     }
 
-    override var outcomeDecidedLocked: Bool { hasStoredResultLocked }
+    /// Whether a result is stored: the slot's case, without copying the result out (which, in the
+    /// package's unspecialized generic code, costs two more runtime metadata lookups and a copy of
+    /// the value). Callers hold `lock`.
+    override var outcomeDecidedLocked: Bool {
+        if case .stored = slot { return true }
+        return false
+    }
 
     override func upstreamFailureResult(_ error: UpstreamFailedError) -> (() -> (() -> Void)?)? {
         guard let failure = FailureConversion.upstreamFailure(error, as: Failure.self) else { return nil }

@@ -100,8 +100,8 @@ struct LifecycleStateMachine {
     /// The operation became executing: its work ran, or runs.
     private(set) var didExecute = false
     /// Whether someone asked the operation whether it is ready — queues do when an operation is
-    /// added (see ``admit(to:listed:)``) — and whether a "not ready" answer may still be stored
-    /// by the queue that read it (Linux's lost wake-up; see `AsyncOperation.isReady`).
+    /// added (see ``admit(to:listed:admitted:)``) — and whether a "not ready" answer may still be
+    /// stored by the queue that read it (Linux's lost wake-up; see `AsyncOperation.isReady`).
     private var readinessQuestions = ReadinessQuestions()
     /// `nextObserverID` has wrapped around: identifiers in use must be skipped.
     private var observerIDsWrapped = false
@@ -320,9 +320,10 @@ struct LifecycleStateMachine {
     /// - Parameters:
     ///   - listed: Whether `queue` lists the operation, when the caller has looked.
     ///   - admitted: The queue the package admitted the operation to, if any; set to `queue` when
-    ///     the operation is claimed for it. Strong, and released when the operation finishes: a
-    ///     weak reference costs a side-table update per operation, and a queue keeps its pending
-    ///     operations anyway (on Linux each one also retains its queue until it finishes).
+    ///     the operation is claimed for it. Strong, and released when the operation's async work
+    ///     starts or it finishes: a weak reference costs a side-table update per operation, and a
+    ///     queue keeps its pending operations anyway (on Linux each one also retains its queue
+    ///     until it finishes).
     mutating func admit(to queue: OperationQueue, listed: Bool?, admitted: inout OperationQueue?) -> Admission {
         guard case .pending = state else { return .started }
         if let admitted { return .pending(in: admitted) }

@@ -66,7 +66,7 @@ func exchange<Value>(_ slot: inout Value, with newValue: Value) -> Value {
     /// order the sanitizer can see, and every critical section that follows looks like a race
     /// (hundreds of false reports per test run). The sanitizer's own annotations, looked up once
     /// in the running process, record the order; without the sanitizer they are absent and
-    /// cost a load and a branch.
+    /// cost the global's once-check, a load and a branch per critical section.
     private struct ThreadSanitizerAnnotations {
         private typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
         private let acquire: Annotation

@@ -70,29 +70,37 @@ struct DependencyWakeUpTests {
         }
 
         /// Randomized races: a dependency finishing on another thread while the dependent — the
-        /// package's operation, added with a plain `addOperation(_:)` — is being added. Every
-        /// dependent runs. (`OPERATIONBRIDGE_STRESS_SCALE` scales the count.)
+        /// package's operation, added with a plain `addOperation(_:)` — is being added, in either
+        /// order. Every dependent runs. A liveness check of those interleavings, not the test of
+        /// the healing: the stale store needs the finish to land within a few instructions of
+        /// `addOperation(_:)`, and even with the finishing thread spinning instead of sleeping
+        /// this loop passes with the healing switched off (measured); the two tests above make the
+        /// race certain and fail without it. Stops at the first dependent that does not run, or
+        /// when the suite's time limit cancels it. (`OPERATIONBRIDGE_STRESS_SCALE` scales the
+        /// count.)
         @Test func dependentsAddedWhileTheirDependenciesFinishAllRun() async throws {
             let queue = OperationQueue()
             var generator = Stress.generator(for: "dependentsAddedWhileTheirDependenciesFinishAllRun")
             for _ in 0..<Stress.iterations(1_000) {
+                try Task.checkCancellation()
                 let dependency = BlockOperation {}
                 let dependent = TaskOperation { () async -> Int in 1 }
                 dependent.addDependency(dependency)
-                let go = Gate()
+                let go = Guarded(false)
                 let finisher = Thread {
-                    go.blockingWait()
+                    while !go.current {}
                     dependency.start()
                 }
                 finisher.start()
                 if Bool.random(using: &generator) {
-                    go.open()
+                    go.set(true)
                     queue.addOperation(dependent)
                 } else {
                     queue.addOperation(dependent)
-                    go.open()
+                    go.set(true)
                 }
-                #expect(await dependent.value == 1)
+                let value = await dependent.value
+                try #require(value == 1)
             }
         }
 

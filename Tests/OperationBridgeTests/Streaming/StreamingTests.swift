@@ -226,8 +226,8 @@ struct StreamingTests {
     @Test("An input whose deinit stops its stream: the run lets go of inputs outside its lock")
     func anInputsDeinitMayStopTheStream() async throws {
         // The run's lock is not reentrant: releasing the last reference to an input under it
-        // would run the deinit of the probe it holds there, and that probe's cancel() would
-        // take the lock again (a trap).
+        // would run the deinit of the probe it holds there, whose callback cancels the stream and
+        // so would take the lock again (a trap).
         let stream = Guarded<StreamedResults<ReleasingInput, Int, CancellationError, Never>?>(nil)
         let released = CountdownSignal(4)
         let finished = CountdownSignal(4)

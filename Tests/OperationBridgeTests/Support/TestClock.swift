@@ -26,7 +26,7 @@ final class TestClock: Clock, @unchecked Sendable {
     private var current = Instant(offset: .zero)
     private var sleepers: [Int: Sleeper] = [:]
     private var nextID = 0
-    private var countWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var countWaiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     var now: Instant { lock.withLock { current } }
     var minimumResolution: Duration { .zero }
@@ -84,17 +84,30 @@ final class TestClock: Clock, @unchecked Sendable {
         return step
     }
 
-    /// Returns once at least `count` sleepers are waiting.
+    /// Returns once at least `count` sleepers are waiting, or once the calling task is cancelled
+    /// (a test's time limit): a regression then fails the test instead of hanging it.
     func sleepers(atLeast count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if sleepers.count >= count {
-                lock.unlock()
-                continuation.resume()
-            } else {
-                countWaiters.append((count, continuation))
-                lock.unlock()
+        let id = lock.withLock {
+            nextID += 1
+            return nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                lock.lock()
+                if sleepers.count >= count || Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume()
+                } else {
+                    countWaiters.append((id, count, continuation))
+                    lock.unlock()
+                }
             }
+        } onCancel: {
+            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                guard let index = countWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return countWaiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 }

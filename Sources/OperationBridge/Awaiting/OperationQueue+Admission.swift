@@ -42,8 +42,56 @@ extension OperationQueue {
         releasingForeignClaimOnFinish: Bool = true,
         settledDependencies: Int = 0
     ) -> Admission {
+        let admission = decideAdmission(
+            of: operation, listed: listed, releasingForeignClaimOnFinish: releasingForeignClaimOnFinish)
+        if case .added = admission { enqueue(operation, settledDependencies: settledDependencies) }
+        return admission
+    }
+
+    /// An operation for ``admit(contentsOf:listed:releasingForeignClaimOnFinish:)``, with the
+    /// number of its dependencies the caller knows are settled (see
+    /// ``enqueue(_:settledDependencies:)``).
+    struct AdmissionRequest {
+        let operation: Operation
+        var settledDependencies = 0
+    }
+
+    /// Admits each operation as ``admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``
+    /// does, and adds those it adds with one `addOperations(_:waitUntilFinished:)` call, in
+    /// order: Foundation then takes its queue's lock and makes its scheduling pass once for all
+    /// of them, not once per operation (one batch of thousands when a fan-out's source finishes;
+    /// the inputs a stream pulls together).
+    func admit(
+        contentsOf requests: [AdmissionRequest], listed: Bool? = nil, releasingForeignClaimOnFinish: Bool = true
+    ) {
+        if requests.count == 1 {  // a chain's next step, say: no batch to build
+            admit(
+                requests[0].operation, listed: listed, releasingForeignClaimOnFinish: releasingForeignClaimOnFinish,
+                settledDependencies: requests[0].settledDependencies)
+            return
+        }
+        var adding: [AdmissionRequest] = []
+        for request in requests {
+            let admission = decideAdmission(
+                of: request.operation, listed: listed, releasingForeignClaimOnFinish: releasingForeignClaimOnFinish)
+            if case .added = admission { adding.append(request) }
+        }
+        guard !adding.isEmpty else { return }
+        addOperations(adding.map(\.operation), waitUntilFinished: false)
+        for request in adding {
+            announceReadinessIfAWakeUpMayBeLost(request.operation, settledDependencies: request.settledDependencies)
+        }
+    }
+
+    /// Decides the admission of `operation` (see
+    /// ``admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``); `.added` means
+    /// the operation is claimed for this queue and the caller must add it now, with
+    /// ``enqueue(_:settledDependencies:)`` or as part of a batch.
+    private func decideAdmission(
+        of operation: Operation, listed: Bool?, releasingForeignClaimOnFinish: Bool
+    ) -> Admission {
         if let operation = operation as? AsyncOperation {
-            return admit(operation, listed: listed, settledDependencies: settledDependencies)
+            return decideAdmission(of: operation, listed: listed)
         }
         if operation.hasBeenStarted { return .started }
         guard ForeignAdmissions.shared.claim(operation) else { return .pending(in: nil) }
@@ -53,7 +101,6 @@ extension OperationQueue {
         }
         if listed ?? operations.contains(where: { $0 === operation }) { return .pending(in: self) }
         if operation.hasBeenStarted { return .started }
-        enqueue(operation, settledDependencies: settledDependencies)
         return .added
     }
 
@@ -78,6 +125,11 @@ extension OperationQueue {
     ///   such, no wake-up can be lost and nothing more is done.
     func enqueue(_ operation: Operation, settledDependencies: Int = 0) {
         addOperation(operation)
+        announceReadinessIfAWakeUpMayBeLost(operation, settledDependencies: settledDependencies)
+    }
+
+    /// The second half of ``enqueue(_:settledDependencies:)``, once `operation` has been added.
+    private func announceReadinessIfAWakeUpMayBeLost(_ operation: Operation, settledDependencies: Int) {
         #if !canImport(Darwin)
             guard !(operation is AsyncOperation), operation.dependencies.count > settledDependencies else { return }
             if operation.isReady && !operation.hasBeenStarted { operation.announceReadinessAgain(after: 1) }
@@ -99,7 +151,7 @@ extension OperationQueue {
         return !operation.hasBeenStarted
     }
 
-    private func admit(_ operation: AsyncOperation, listed: Bool?, settledDependencies: Int) -> Admission {
+    private func decideAdmission(of operation: AsyncOperation, listed: Bool?) -> Admission {
         var decision = operation.admit(to: self, listed: listed)
         if case .lookInList = decision {
             let listed = operations.contains { $0 === operation }
@@ -107,7 +159,6 @@ extension OperationQueue {
         }
         switch decision {
         case .add:
-            enqueue(operation, settledDependencies: settledDependencies)
             return .added
         case .pending(let queue):
             return .pending(in: queue)

@@ -272,27 +272,36 @@ final class GraphScheduler: @unchecked Sendable {
     // MARK: - Private
 
     private func launch(_ launches: [GraphStateMachine.Launch]) {
-        for launch in launches where !observeAndEnqueue(launch) {
-            nodeFinished(launch.node, observed: false)
+        for node in observeAndAdmit(launches) {
+            nodeFinished(node, observed: false)
         }
     }
 
-    /// Observes the node's operation and admits it to the queue: added unless it has started or
-    /// is pending in a queue already. Returns `false` when the operation had already finished
-    /// (nothing was observed).
-    private func observeAndEnqueue(_ launch: GraphStateMachine.Launch) -> Bool {
-        let node = launch.node
-        let operation = operations[node]
-        // Strong: the scheduler must outlive its handle until every step has finished. The
-        // observer is dropped when the operation finishes, so no cycle outlives the work.
-        guard FinishObservation.observe(operation, { self.nodeFinished(node, observed: true) }) != nil else {
-            return false
+    /// Observes the nodes' operations and admits them to the queue, all in one batch (one
+    /// acquisition of Foundation's queue lock for a fan-out's thousands of dependents): each is
+    /// added unless it has started or is pending in a queue already. Returns the nodes whose
+    /// operations had already finished (nothing was observed): the caller records them.
+    private func observeAndAdmit(_ launches: [GraphStateMachine.Launch]) -> [Int] {
+        var alreadyFinished: [Int] = []
+        var admissions: [OperationQueue.AdmissionRequest] = []
+        admissions.reserveCapacity(launches.count)
+        for launch in launches {
+            let node = launch.node
+            // Strong: the scheduler must outlive its handle until every step has finished. The
+            // observer is dropped when the operation finishes, so no cycle outlives the work.
+            guard FinishObservation.observe(operations[node], { self.nodeFinished(node, observed: true) }) != nil
+            else {
+                alreadyFinished.append(node)
+                continue
+            }
+            admissions.append(
+                .init(
+                    operation: operations[node],
+                    settledDependencies: launch.dependenciesFinished ? settledDependencyCount[node] : 0))
         }
         // The list was looked at once, at the start.
-        queue?.admit(
-            operation, listed: false, releasingForeignClaimOnFinish: false,
-            settledDependencies: launch.dependenciesFinished ? settledDependencyCount[node] : 0)
-        return true
+        queue?.admit(contentsOf: admissions, listed: false, releasingForeignClaimOnFinish: false)
+        return alreadyFinished
     }
 
     /// Records that `node` has finished: `observed` when its finish observer told so (called after
@@ -327,8 +336,8 @@ final class GraphScheduler: @unchecked Sendable {
             // finishes inside `cancel()` must not be delivered before the failure that caused it.
             handler?(node)
             perform(stops: action)
-            for next in action.launch where !observeAndEnqueue(next) {
-                pending.append((next.node, false))
+            for node in observeAndAdmit(action.launch) {
+                pending.append((node, false))
             }
         }
     }

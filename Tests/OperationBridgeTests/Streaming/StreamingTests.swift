@@ -147,6 +147,86 @@ struct StreamingTests {
         #expect(ledger.keptTheBound)
     }
 
+    @Test("A Sequence's inputs pulled together are admitted together, once all of them are made")
+    func aSequencesInputsPulledTogetherAreAdmittedTogether() async throws {
+        let queue = OperationQueue()
+        let makingLast = Gate()
+        let madeLast = Gate()
+        let made = Recorder<AsyncResultOperation<Int, Never>>()
+        let results = queue.results(streaming: 0..<3, maxInFlight: 3) { n -> AsyncResultOperation<Int, Never> in
+            if n == 2 {
+                makingLast.open()
+                await madeLast.wait()
+            }
+            let operation = TaskOperation { n }
+            made.append(operation)
+            return operation
+        }
+        let consumer = Task {
+            var inputs: [Int] = []
+            for await finished in results { inputs.append(finished.input) }
+            return inputs
+        }
+        await makingLast.wait()
+        // Three places were free together: inputs 0 and 1 are made and wait for input 2 — in no
+        // queue and not finished (added one by one, the first would be one or the other).
+        let first = try #require(made.all.first)
+        #expect(made.all.count == 2)
+        #expect(queue.operationCount == 0 && !first.isFinished)
+        madeLast.open()
+        #expect(await consumer.value.sorted() == [0, 1, 2])
+    }
+
+    @Test("An AsyncSequence's operations are admitted as each is made, while the next pull waits")
+    func anAsyncSequencesOperationsRunWhileTheNextPullWaits() async throws {
+        let feed = InputFeed()
+        let results = OperationQueue().results(streaming: feed.stream, maxInFlight: 4) { n in TaskOperation { n } }
+        feed.continuation.yield(0)
+        var iterator = results.makeAsyncIterator()
+        // Four places are free, and the second pull waits for an input that is not there yet.
+        let first = try await iterator.next()
+        #expect(first?.input == 0)
+        feed.continuation.finish()
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test(
+        "Stopped while pulling a Sequence's inputs for several places: nothing more is pulled, what was made finishes cancelled"
+    )
+    func stoppedBetweenThePullsOfABatch() async throws {
+        let ledger = PlaceLedger(capacity: 4)
+        let makingSecond = Gate()
+        let resume = Gate()
+        let made = Recorder<AsyncResultOperation<Int, Never>>()
+        let results = OperationQueue().results(streaming: 0..<10, maxInFlight: 4) {
+            n -> AsyncResultOperation<Int, Never> in
+            ledger.pull()
+            let operation = TaskOperation { n }
+            made.append(operation)
+            if n == 1 {
+                makingSecond.open()
+                await resume.wait()
+            }
+            return operation
+        }
+        let consumer = Task {
+            var count = 0
+            for await _ in results { count += 1 }
+            return count
+        }
+        await makingSecond.wait()
+        results.cancel()
+        resume.open()
+        #expect(await consumer.value == 0)
+        // Queued cancelled once the run sees it has stopped, before it would pull input 2.
+        #expect(made.all.count == 2)
+        for operation in made.all {
+            try await operation.waitForCompletion()
+            #expect(operation.isCancelled)
+        }
+        #expect(ledger.pulledCount == 2)
+    }
+
     @Test("Input order: delivered in input order whatever the finishing order, within the reorder window")
     func inputOrderWithinTheWindow() async {
         var generator = Stress.generator(for: "StreamingTests.inputOrderWithinTheWindow")

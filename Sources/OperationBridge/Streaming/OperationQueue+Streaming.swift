@@ -55,9 +55,12 @@ extension OperationQueue {
     ///
     /// When several places are free at once, the run pulls an input for each and admits their
     /// operations together, once all of them are made: one call to Foundation for the lot, which
-    /// keeps the run from contending for the queue's lock with every finishing operation. So a
-    /// `makeOperation` that waits holds back the other operations of its batch; when making an
-    /// operation can wait long, stream an `AsyncSequence`, whose operations are admitted one by one.
+    /// keeps the run from contending for the queue's lock with every finishing operation. When
+    /// none of the run's operations is unfinished, what is made is admitted before the next pull,
+    /// so the queue never idles while an operation is made. Otherwise a `makeOperation` that
+    /// waits holds back the other operations of its batch, while earlier ones run; when making
+    /// an operation can wait long, stream an `AsyncSequence`, whose operations are admitted one
+    /// by one.
     ///
     /// ## Cancellation and threading
     /// As the `AsyncSequence` variant. The sequence is iterated on the run's task.

@@ -195,9 +195,11 @@ final class StreamRun: @unchecked Sendable {
     /// The task takes every free place at once and pulls an input for each. With
     /// `admittingPullsTogether` it admits their operations together once all are made: one
     /// acquisition of Foundation's queue lock per batch, not per input, while the queue's worker
-    /// threads take that lock to finish theirs (Design.md, "Streaming"). Otherwise each
-    /// operation is admitted as soon as it is made — an `AsyncSequence`'s next input may be a
-    /// long wait, which must not hold back the operations already made.
+    /// threads take that lock to finish theirs (Design.md, "Streaming") — but at once when none
+    /// of the run's operations is unfinished, so that the queue never idles while the next
+    /// input's operation is made. Otherwise each operation is admitted as soon as it is made — an
+    /// `AsyncSequence`'s next input may be a long wait, which must not hold back the operations
+    /// already made.
     fileprivate func drive<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
@@ -208,32 +210,36 @@ final class StreamRun: @unchecked Sendable {
             var iterator = inputs.makeAsyncIterator()
             var index = 0
             var made: [StreamEntry] = []
+            func admitMade() {
+                launch(made, on: queue)
+                made.removeAll(keepingCapacity: true)
+            }
             while case let places = await takePlaces(), places > 0 {
-                for place in 0..<places {
-                    // Between the pulls of a batch: a run that stopped, or stopped pulling (a
-                    // values run's failure), pulls nothing more.
-                    if place > 0 && givesBackPlacesIfPullingStopped(places - place) { break }
+                batch: for place in 0..<places {
+                    if place > 0 {
+                        switch stateBeforeAnotherPull(unusedPlaces: places - place) {
+                        case .pullingStopped: break batch
+                        case .nothingUnfinished: admitMade()  // the queue would wait for the pull
+                        case .busy: break
+                        }
+                    }
                     let input: Inputs.Element?
                     do {
                         input = try await iterator.next()
                     } catch {
-                        launch(made, on: queue)
+                        admitMade()
                         return inputsEnded(with: error, unusedPlaces: places - place)
                     }
                     guard let input else {
-                        launch(made, on: queue)
+                        admitMade()
                         return inputsEnded(with: nil, unusedPlaces: places - place)
                     }
                     let operation = await makeOperation(input)
                     made.append(TypedStreamEntry(index: index, input: input, operation: operation))
                     index += 1
-                    if !admittingPullsTogether {
-                        launch(made, on: queue)
-                        made.removeAll(keepingCapacity: true)
-                    }
+                    if !admittingPullsTogether { admitMade() }
                 }
-                launch(made, on: queue)
-                made.removeAll(keepingCapacity: true)
+                admitMade()
             }
         }
     }
@@ -262,13 +268,24 @@ final class StreamRun: @unchecked Sendable {
         return free
     }
 
-    /// Whether the run has stopped or stopped pulling; if so, gives back the `unused` places of
-    /// the batch being pulled.
-    private func givesBackPlacesIfPullingStopped(_ unused: Int) -> Bool {
+    /// What the driver finds between the pulls of a batch.
+    private enum StateBeforeAnotherPull {
+        /// The run stopped, or stopped pulling (a values run's failure): the batch's remaining
+        /// places were given back.
+        case pullingStopped
+        /// None of the run's operations is unfinished: what the batch has made is admitted
+        /// before the next pull, which may wait (a slow `makeOperation`) while the queue idles.
+        case nothingUnfinished
+        case busy
+    }
+
+    private func stateBeforeAnotherPull(unusedPlaces: Int) -> StateBeforeAnotherPull {
         lock.withCriticalSection {
-            guard isStopped || pullingEnded else { return false }
-            taken -= unused
-            return true
+            if isStopped || pullingEnded {
+                taken -= unusedPlaces
+                return .pullingStopped
+            }
+            return running.isEmpty ? .nothingUnfinished : .busy
         }
     }
 

@@ -147,18 +147,22 @@ struct StreamingTests {
         #expect(ledger.keptTheBound)
     }
 
-    @Test("A Sequence's inputs pulled together are admitted together, once all of them are made")
+    @Test("A Sequence's inputs pulled together are admitted together while the run has work in the queue")
     func aSequencesInputsPulledTogetherAreAdmittedTogether() async throws {
         let queue = OperationQueue()
         let makingLast = Gate()
         let madeLast = Gate()
+        let releaseFirst = Gate()
         let made = Recorder<AsyncResultOperation<Int, Never>>()
         let results = queue.results(streaming: 0..<3, maxInFlight: 3) { n -> AsyncResultOperation<Int, Never> in
             if n == 2 {
                 makingLast.open()
                 await madeLast.wait()
             }
-            let operation = TaskOperation { n }
+            let operation = TaskOperation { () async -> Int in
+                if n == 0 { await releaseFirst.wait() }
+                return n
+            }
             made.append(operation)
             return operation
         }
@@ -168,13 +172,44 @@ struct StreamingTests {
             return inputs
         }
         await makingLast.wait()
-        // Three places were free together: inputs 0 and 1 are made and wait for input 2 — in no
-        // queue and not finished (added one by one, the first would be one or the other).
-        let first = try #require(made.all.first)
+        // Three places were free together. Input 0's operation went to the queue before input 1
+        // was pulled (nothing of the run was unfinished); input 1's waits for input 2's, in no
+        // queue and not finished (added at once, it would be one or the other).
         #expect(made.all.count == 2)
-        #expect(queue.operationCount == 0 && !first.isFinished)
+        let second = try #require(made.all.last)
+        #expect(queue.operationCount == 1 && !second.isFinished)
         madeLast.open()
+        releaseFirst.open()
         #expect(await consumer.value.sorted() == [0, 1, 2])
+    }
+
+    @Test("A Sequence's slow makeOperation does not hold back an operation when the run has nothing else unfinished")
+    func aSlowMakeDoesNotHoldBackWorkWhenTheQueueWouldIdle() async throws {
+        let queue = OperationQueue()
+        let makingSecond = Gate()
+        let madeSecond = Gate()
+        let made = Recorder<AsyncResultOperation<Int, Never>>()
+        let results = queue.results(streaming: 0..<2, maxInFlight: 2) { n -> AsyncResultOperation<Int, Never> in
+            if n == 1 {
+                makingSecond.open()
+                await madeSecond.wait()  // a rate limiter, say
+            }
+            let operation = TaskOperation { n }
+            made.append(operation)
+            return operation
+        }
+        var iterator = results.makeAsyncIterator()
+        await makingSecond.wait()
+        let first = try #require(made.all.first)
+        let admitted = first.isFinished || queue.operationCount == 1
+        #expect(admitted)
+        if admitted {
+            // Delivered while input 1's operation is still being made.
+            #expect(await iterator.next()?.input == 0)
+        }
+        madeSecond.open()
+        while await iterator.next() != nil {}
+        #expect(made.all.allSatisfy { $0.isFinished })
     }
 
     @Test("An AsyncSequence's operations are admitted as each is made, while the next pull waits")
@@ -201,7 +236,12 @@ struct StreamingTests {
         let results = OperationQueue().results(streaming: 0..<10, maxInFlight: 4) {
             n -> AsyncResultOperation<Int, Never> in
             ledger.pull()
-            let operation = TaskOperation { n }
+            // Input 0's operation is admitted at once (nothing of the run was unfinished) and
+            // runs until it is cancelled; input 1's waits in the batch.
+            let operation = TaskOperation { () async -> Int in
+                await suspendUntilCancelled()
+                return n
+            }
             made.append(operation)
             if n == 1 {
                 makingSecond.open()
@@ -218,7 +258,8 @@ struct StreamingTests {
         results.cancel()
         resume.open()
         #expect(await consumer.value == 0)
-        // Queued cancelled once the run sees it has stopped, before it would pull input 2.
+        // Input 0's operation cancelled with the run; input 1's queued cancelled once the run
+        // sees it has stopped, before it would pull input 2.
         #expect(made.all.count == 2)
         for operation in made.all {
             try await operation.waitForCompletion()

@@ -18,8 +18,7 @@ extension OperationQueue {
     /// pending here is not added twice); the queue's own `maxConcurrentOperationCount` applies too.
     ///
     /// - Parameters:
-    ///   - inputs: The inputs, pulled on a task of the run's own, in order, as places free up;
-    ///     each input's operation is admitted as soon as it is made.
+    ///   - inputs: The inputs, pulled on a task of the run's own, one at a time, as places free up.
     ///   - maxInFlight: At most this many operations are unfinished at once; at least 1 (a
     ///     smaller value is a programmer error: it traps).
     ///   - order: ``StreamOrder/completion`` (the default) or ``StreamOrder/input``.
@@ -53,15 +52,6 @@ extension OperationQueue {
     /// }
     /// ```
     ///
-    /// When several places are free at once, the run pulls an input for each and admits their
-    /// operations together, once all of them are made: one call to Foundation for the lot, which
-    /// keeps the run from contending for the queue's lock with every finishing operation. When
-    /// none of the run's operations is unfinished, what is made is admitted before the next pull,
-    /// so the queue never idles while an operation is made. Otherwise a `makeOperation` that
-    /// waits holds back the other operations of its batch, while earlier ones run; when making
-    /// an operation can wait long, stream an `AsyncSequence`, whose operations are admitted one
-    /// by one.
-    ///
     /// ## Cancellation and threading
     /// As the `AsyncSequence` variant. The sequence is iterated on the run's task.
     public func results<Inputs: Sequence & Sendable, Success: Sendable, Failure: Error>(
@@ -71,7 +61,7 @@ extension OperationQueue {
         _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
     ) -> StreamedResults<Inputs.Element, Success, Failure, Never> where Inputs.Element: Sendable {
         StreamedResults(
-            run: streamRun(inputs, maxInFlight, order, stopsAtFirstFailure: false, makeOperation))
+            run: streamRun(SequenceInputs(base: inputs), maxInFlight, order, stopsAtFirstFailure: false, makeOperation))
     }
 
     /// The success values of an operation per input of an `AsyncSequence`, at most
@@ -95,9 +85,7 @@ extension OperationQueue {
     }
 
     /// The success values of an operation per input of a `Sequence`, at most `maxInFlight` in
-    /// flight; iterating throws the first failure, typed: the operations' `Failure`. Inputs
-    /// pulled together are admitted together, as for
-    /// `OperationQueue.results(streaming:maxInFlight:order:_:)` of a `Sequence`.
+    /// flight; iterating throws the first failure, typed: the operations' `Failure`.
     ///
     /// ## Cancellation and threading
     /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
@@ -108,7 +96,7 @@ extension OperationQueue {
         _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
     ) -> StreamedValues<Inputs.Element, Success, Failure, Failure> where Inputs.Element: Sendable {
         StreamedValues(
-            run: streamRun(inputs, maxInFlight, order, stopsAtFirstFailure: true, makeOperation),
+            run: streamRun(SequenceInputs(base: inputs), maxInFlight, order, stopsAtFirstFailure: true, makeOperation),
             cancellation: .cancellation)
     }
 
@@ -132,9 +120,7 @@ extension OperationQueue {
 
     // Disfavored: a closure throwing a specific error type must pick the typed variant.
     /// The success values of operations whose `Failure` is `any Error`, one per input of a
-    /// `Sequence`; see `OperationQueue.values(streaming:maxInFlight:order:_:)`. Inputs pulled
-    /// together are admitted together, as for `OperationQueue.results(streaming:maxInFlight:order:_:)`
-    /// of a `Sequence`.
+    /// `Sequence`; see `OperationQueue.values(streaming:maxInFlight:order:_:)`.
     ///
     /// ## Cancellation and threading
     /// As `OperationQueue.results(streaming:maxInFlight:order:_:)`.
@@ -146,7 +132,7 @@ extension OperationQueue {
         _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, any Error>
     ) -> StreamedValues<Inputs.Element, Success, any Error, any Error> where Inputs.Element: Sendable {
         StreamedValues(
-            run: streamRun(inputs, maxInFlight, order, stopsAtFirstFailure: true, makeOperation),
+            run: streamRun(SequenceInputs(base: inputs), maxInFlight, order, stopsAtFirstFailure: true, makeOperation),
             cancellation: CancellationError())
     }
 
@@ -160,20 +146,6 @@ extension OperationQueue {
     ) -> TypedStreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
         TypedStreamRun(
             pulling: inputs, into: self, maxInFlight: maxInFlight, order: order,
-            stopsAtFirstFailure: stopsAtFirstFailure, admitsPullsTogether: false, making: makeOperation)
-    }
-
-    /// A `Sequence`'s pulls never wait: the operations of the inputs pulled together are
-    /// admitted together.
-    private func streamRun<Inputs: Sequence & Sendable, Success: Sendable, Failure: Error>(
-        _ inputs: Inputs,
-        _ maxInFlight: Int,
-        _ order: StreamOrder,
-        stopsAtFirstFailure: Bool,
-        _ makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
-    ) -> TypedStreamRun<Inputs.Element, Success, Failure> where Inputs.Element: Sendable {
-        TypedStreamRun(
-            pulling: SequenceInputs(base: inputs), into: self, maxInFlight: maxInFlight, order: order,
-            stopsAtFirstFailure: stopsAtFirstFailure, admitsPullsTogether: true, making: makeOperation)
+            stopsAtFirstFailure: stopsAtFirstFailure, making: makeOperation)
     }
 }

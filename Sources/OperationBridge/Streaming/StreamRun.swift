@@ -47,20 +47,17 @@ struct TypedStreamRun<Input: Sendable, Success: Sendable, Failure: Error>: Senda
     }
 
     /// A run that, once begun, pulls `inputs`, makes an operation of each with `makeOperation`
-    /// and admits it to `queue`: each as soon as it is made, or, with `admitsPullsTogether`
-    /// (inputs whose pulls never wait: a `Sequence`'s), the operations of the inputs pulled
-    /// for the places that were free together. Traps on a `maxInFlight` or reorder window below 1.
+    /// and admits it to `queue`. Traps on a `maxInFlight` or reorder window below 1.
     init<Inputs: AsyncSequence & Sendable>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
         maxInFlight: Int,
         order: StreamOrder,
         stopsAtFirstFailure: Bool,
-        admitsPullsTogether: Bool,
         making makeOperation: @escaping @Sendable (Input) async -> AsyncResultOperation<Success, Failure>
     ) where Inputs.Element == Input {
         run = StreamRun(maxInFlight: maxInFlight, order: order, stopsAtFirstFailure: stopsAtFirstFailure) { run in
-            run.drive(pulling: inputs, into: queue, admittingPullsTogether: admitsPullsTogether, making: makeOperation)
+            run.drive(pulling: inputs, into: queue, making: makeOperation)
         }
     }
 
@@ -136,7 +133,7 @@ final class StreamRun: @unchecked Sendable {
     /// The error the consumer is still to be told of, once stopped (an input failure).
     private var stopError: (any Error)?
     private var consumer: UnsafeContinuation<Event, Never>?
-    private var producer: UnsafeContinuation<Int, Never>?
+    private var producer: UnsafeContinuation<Bool, Never>?
     private var driver: Task<Void, Never>?
     /// Starts the driver task for this run (see ``begin()``).
     private let startDriver: @Sendable (StreamRun) -> Task<Void, Never>
@@ -191,65 +188,38 @@ final class StreamRun: @unchecked Sendable {
 
     /// Pulls `inputs` on a detached task — never on the iterating task's actor (the main actor,
     /// say): each input becomes an operation made by `makeOperation` and admitted to `queue`.
-    ///
-    /// The task takes every free place at once and pulls an input for each. With
-    /// `admittingPullsTogether` it admits their operations together once all are made: one
-    /// acquisition of Foundation's queue lock per batch, not per input, while the queue's worker
-    /// threads take that lock to finish theirs (Design.md, "Streaming") — but at once when none
-    /// of the run's operations is unfinished, so that the queue never idles while the next
-    /// input's operation is made. Otherwise each operation is admitted as soon as it is made — an
-    /// `AsyncSequence`'s next input may be a long wait, which must not hold back the operations
-    /// already made.
     fileprivate func drive<Inputs: AsyncSequence & Sendable, Success: Sendable, Failure: Error>(
         pulling inputs: Inputs,
         into queue: OperationQueue,
-        admittingPullsTogether: Bool,
         making makeOperation: @escaping @Sendable (Inputs.Element) async -> AsyncResultOperation<Success, Failure>
     ) -> Task<Void, Never> where Inputs.Element: Sendable {
         Task.detached { [self] in
             var iterator = inputs.makeAsyncIterator()
             var index = 0
-            var made: [StreamEntry] = []
-            func admitMade() {
-                launch(made, on: queue)
-                made.removeAll(keepingCapacity: true)
-            }
-            while case let places = await takePlaces(), places > 0 {
-                batch: for place in 0..<places {
-                    if place > 0 {
-                        switch stateBeforeAnotherPull(unusedPlaces: places - place) {
-                        case .pullingStopped: break batch
-                        case .nothingUnfinished: admitMade()  // the queue would wait for the pull
-                        case .busy: break
-                        }
-                    }
-                    let input: Inputs.Element?
-                    do {
-                        input = try await iterator.next()
-                    } catch {
-                        admitMade()
-                        return inputsEnded(with: error, unusedPlaces: places - place)
-                    }
-                    guard let input else {
-                        admitMade()
-                        return inputsEnded(with: nil, unusedPlaces: places - place)
-                    }
-                    let operation = await makeOperation(input)
-                    made.append(TypedStreamEntry(index: index, input: input, operation: operation))
-                    index += 1
-                    if !admittingPullsTogether { admitMade() }
+            while await takePlace() {
+                let input: Inputs.Element?
+                do {
+                    input = try await iterator.next()
+                } catch {
+                    inputsEnded(with: error)
+                    return
                 }
-                admitMade()
+                guard let input else {
+                    inputsEnded(with: nil)
+                    return
+                }
+                let operation = await makeOperation(input)
+                launch(TypedStreamEntry(index: index, input: input, operation: operation), on: queue)
+                index += 1
             }
         }
     }
 
-    /// Waits until places are free and takes them all: how many it took, or 0 once the run has
-    /// stopped.
-    private func takePlaces() async -> Int {
+    /// Waits for a free place and takes it; `false` once the run has stopped.
+    private func takePlace() async -> Bool {
         await withUnsafeContinuation { continuation in
-            let answer = lock.withCriticalSection { () -> Int? in
-                let answer = takePlacesLocked()
+            let answer = lock.withCriticalSection { () -> Bool? in
+                let answer = takePlaceLocked()
                 if answer == nil { producer = continuation }
                 return answer
             }
@@ -257,71 +227,36 @@ final class StreamRun: @unchecked Sendable {
         }
     }
 
-    /// Takes every free place: how many (at least 1); 0 once the run has stopped; `nil` when
-    /// none is free. Called only while the driver is between batches, when every input it has
-    /// pulled is in `running` or has finished.
-    private func takePlacesLocked() -> Int? {
-        if isStopped { return 0 }
-        let free = min(capacity - taken, maxInFlight - running.count)
-        guard !pullingEnded, free > 0 else { return nil }
-        taken += free
-        return free
+    /// Takes a free place: `true`; `false` once the run has stopped; `nil` when none is free.
+    private func takePlaceLocked() -> Bool? {
+        if isStopped { return false }
+        guard !pullingEnded, taken < capacity, running.count < maxInFlight else { return nil }
+        taken += 1
+        return true
     }
 
-    /// What the driver finds between the pulls of a batch.
-    private enum StateBeforeAnotherPull {
-        /// The run stopped, or stopped pulling (a values run's failure): the batch's remaining
-        /// places were given back.
-        case pullingStopped
-        /// None of the run's operations is unfinished: what the batch has made is admitted
-        /// before the next pull, which may wait (a slow `makeOperation`) while the queue idles.
-        case nothingUnfinished
-        case busy
-    }
-
-    private func stateBeforeAnotherPull(unusedPlaces: Int) -> StateBeforeAnotherPull {
-        lock.withCriticalSection {
-            if isStopped || pullingEnded {
-                taken -= unusedPlaces
-                return .pullingStopped
-            }
-            return running.isEmpty ? .nothingUnfinished : .busy
-        }
-    }
-
-    /// Observes the entries' operations and admits them to `queue` in one batch — or, when the
-    /// run has stopped, queues them cancelled, as the batch APIs do: they finish without
-    /// running, so nobody who holds them waits for ever.
-    private func launch(_ entries: [StreamEntry], on queue: OperationQueue) {
-        guard !entries.isEmpty else { return }
+    private func launch(_ entry: StreamEntry, on queue: OperationQueue) {
         let stopped = lock.withCriticalSection {
-            if !isStopped {
-                for entry in entries { running[entry.index] = entry }
-            }
+            if !isStopped { running[entry.index] = entry }
             return isStopped
         }
         if stopped {
-            for entry in entries { entry.operation.cancel() }
-            queue.admit(contentsOf: entries.map { .init(operation: $0.operation) })
+            // Queued cancelled, as the batch APIs do: it finishes without running, so nobody
+            // who holds it waits for ever.
+            entry.operation.cancel()
+            queue.admit(entry.operation)
             return
         }
-        var admissions: [OperationQueue.AdmissionRequest] = []
-        admissions.reserveCapacity(entries.count)
-        for entry in entries {
-            if FinishObservation.observe(entry.operation, { self.finished(entry) }) == nil {
-                finished(entry)
-            } else {
-                admissions.append(.init(operation: entry.operation))
-            }
+        guard FinishObservation.observe(entry.operation, { self.finished(entry) }) != nil else {
+            finished(entry)
+            return
         }
-        queue.admit(contentsOf: admissions)
+        queue.admit(entry.operation)
     }
 
-    /// The inputs ended: `unusedPlaces` of the places taken for the last batch were not used
-    /// (the one whose pull found the end among them).
-    private func inputsEnded(with error: (any Error)?, unusedPlaces: Int) {
+    private func inputsEnded(with error: (any Error)?) {
         let endsNow = lock.withCriticalSection { () -> Bool in
-            taken -= unusedPlaces
+            taken -= 1
             if error != nil && stopsAtFirstFailure { return true }
             inputEnd = .some(error)
             return false
@@ -354,21 +289,21 @@ final class StreamRun: @unchecked Sendable {
     /// Hands the consumer what it waits for, and the producer a place, when there are.
     private func deliver() {
         let (handed, wakeProducer) = lock.withCriticalSection {
-            () -> ((UnsafeContinuation<Event, Never>, Event)?, (UnsafeContinuation<Int, Never>, Int)?) in
+            () -> ((UnsafeContinuation<Event, Never>, Event)?, UnsafeContinuation<Bool, Never>?) in
             var handed: (UnsafeContinuation<Event, Never>, Event)?
             if let waiting = consumer, let event = nextEventLocked() {
                 consumer = nil
                 handed = (waiting, event)
             }
-            var wakeProducer: (UnsafeContinuation<Int, Never>, Int)?
-            if let waiting = producer, let places = takePlacesLocked() {
+            var wakeProducer: UnsafeContinuation<Bool, Never>?
+            if let waiting = producer, takePlaceLocked() == true {
                 producer = nil
-                wakeProducer = (waiting, places)
+                wakeProducer = waiting
             }
             return (handed, wakeProducer)
         }
         if let (consumer, event) = handed { consumer.resume(returning: event) }
-        if let (producer, places) = wakeProducer { producer.resume(returning: places) }
+        wakeProducer?.resume(returning: true)
     }
 
     /// The next event for the consumer, if one is decided; takes it off the buffers.
@@ -456,7 +391,7 @@ final class StreamRun: @unchecked Sendable {
         }
         guard let held else { return }
         held.driver?.cancel()
-        held.producer?.resume(returning: 0)
+        held.producer?.resume(returning: false)
         for entry in held.running.values { entry.operation.cancel() }
         held.consumer?.resume(returning: .end(error))
     }
@@ -464,7 +399,7 @@ final class StreamRun: @unchecked Sendable {
     /// What a stopped run let go of, to release outside its lock.
     private struct Held {
         let consumer: UnsafeContinuation<Event, Never>?
-        let producer: UnsafeContinuation<Int, Never>?
+        let producer: UnsafeContinuation<Bool, Never>?
         let driver: Task<Void, Never>?
         let running: [Int: StreamEntry]
         let ready: [StreamEntry?]

@@ -53,17 +53,17 @@ extension OperationQueue {
     /// ``enqueue(_:settledDependencies:)``).
     struct AdmissionRequest {
         let operation: Operation
-        var settledDependencies = 0
+        let settledDependencies: Int
     }
 
     /// Admits each operation as ``admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``
     /// does, and adds those it adds with one `addOperations(_:waitUntilFinished:)` call, in
     /// order: Foundation then takes its queue's lock and makes its scheduling pass once for all
-    /// of them, not once per operation (one batch of thousands when a fan-out's source finishes;
-    /// the inputs a stream pulls together).
-    func admit(
-        contentsOf requests: [AdmissionRequest], listed: Bool? = nil, releasingForeignClaimOnFinish: Bool = true
-    ) {
+    /// of them, not once per operation (one batch of thousands when a fan-out's source finishes).
+    /// Only for callers that run nothing of the user's between deciding and adding: a graph
+    /// scheduler's launches. (A stream must not hold an operation back while the user's
+    /// `makeOperation` makes the next: Design.md, "Streaming".)
+    func admit(contentsOf requests: [AdmissionRequest], listed: Bool?, releasingForeignClaimOnFinish: Bool) {
         if requests.count == 1 {  // a chain's next step, say: no batch to build
             admit(
                 requests[0].operation, listed: listed, releasingForeignClaimOnFinish: releasingForeignClaimOnFinish,

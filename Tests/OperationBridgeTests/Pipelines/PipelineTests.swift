@@ -14,22 +14,11 @@ private func recordingStep(
     }
 }
 
-/// A queue that records how many operations each `addOperations(_:waitUntilFinished:)` call
-/// handed it.
-private final class BatchRecordingQueue: OperationQueue, @unchecked Sendable {
-    let batches = Guarded<[Int]>([])
-
-    override func addOperations(_ operations: [Operation], waitUntilFinished: Bool) {
-        batches.withLock { $0.append(operations.count) }
-        super.addOperations(operations, waitUntilFinished: waitUntilFinished)
-    }
-}
-
 @Suite(.timeLimit(.minutes(1)))
 struct PipelineTests {
     @Test("A fan-out's dependents go to the queue in one batch when their source finishes; so do independent steps")
     func stepsLaunchedTogetherAreAddedInOneBatch() async throws {
-        let queue = BatchRecordingQueue()
+        let queue = EnqueueRecordingQueue()
         let source = TaskOperation { () async -> Int in 0 }
         let dependents = (0..<100).map { index in
             let dependent = TaskOperation { () async -> Int in index }
@@ -41,12 +30,12 @@ struct PipelineTests {
         glue.addDependency(source)
         let fanOut: [Operation] = [source, glue] + dependents
         try await Pipeline(fanOut, on: queue).waitForCompletion()
-        #expect(queue.batches.current.contains(101))
+        #expect(queue.batches.all.contains(101))
         #expect(fanOut.allSatisfy { $0.isFinished && !$0.isCancelled })
 
         let independent = (0..<50).map { index in TaskOperation { () async -> Int in index } }
         try await Pipeline(independent, on: queue).waitForCompletion()
-        #expect(queue.batches.current.last == 50)
+        #expect(queue.batches.all.last == 50)
         #expect(independent.allSatisfy { $0.isFinished })
     }
 

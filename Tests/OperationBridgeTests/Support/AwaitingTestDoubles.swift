@@ -337,14 +337,23 @@ final class CompletionRecordingBlockOperation: BlockOperation, @unchecked Sendab
     }
 }
 
-/// A queue that records, for every operation added with `addOperation(_:)`, whether it was
-/// already cancelled when it was enqueued.
+/// A queue that records, for every operation added to it (`addOperation(_:)` or
+/// `addOperations(_:waitUntilFinished:)`), whether it was already cancelled when it was enqueued,
+/// and the size of each `addOperations` batch.
 final class EnqueueRecordingQueue: OperationQueue, @unchecked Sendable {
     let cancelledWhenEnqueued = Recorder<Bool>()
+    /// How many operations each `addOperations(_:waitUntilFinished:)` call handed the queue.
+    let batches = Recorder<Int>()
 
     override func addOperation(_ operation: Operation) {
         cancelledWhenEnqueued.append(operation.isCancelled)
         super.addOperation(operation)
+    }
+
+    override func addOperations(_ operations: [Operation], waitUntilFinished: Bool) {
+        batches.append(operations.count)
+        for operation in operations { cancelledWhenEnqueued.append(operation.isCancelled) }
+        super.addOperations(operations, waitUntilFinished: waitUntilFinished)
     }
 }
 

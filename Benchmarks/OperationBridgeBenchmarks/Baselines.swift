@@ -169,6 +169,9 @@ final class Countdown: @unchecked Sendable {
         remaining = count
     }
 
+    /// Whether `tick()` has been called fewer than `count` times.
+    var isCounting: Bool { lock.withLock { remaining > 0 } }
+
     func tick() {
         let resume: CheckedContinuation<Void, Never>? = lock.withLock {
             remaining -= 1
@@ -254,6 +257,21 @@ final class HandWrittenAsyncLock: @unchecked Sendable {
             next.resume()
         }
     }
+}
+
+/// A chain written by hand with no dependencies at all: each `BlockOperation` adds the next one
+/// to `queue` as it runs. The least a chain of `count` operations, one at a time, can cost on an
+/// `OperationQueue`: one queue hand-off per step and nothing else.
+func runHandWrittenChain(_ count: Int, on queue: OperationQueue) async {
+    let countdown = Countdown(count)
+    @Sendable func addNext() {
+        queue.addOperation {
+            countdown.tick()
+            if countdown.isCounting { addNext() }
+        }
+    }
+    addNext()
+    await countdown.wait()
 }
 
 /// The serial async queue a team writes by hand, as async task-queue libraries do: each closure

@@ -10,6 +10,9 @@ struct Options {
     /// Internal: measure memory in this (fresh) process and print bytes per operation.
     var memoryProbe: String?
     var probeCount = 0
+    /// `--grow-pool N`: first grow Dispatch's thread pool by N threads, as earlier rows of a full
+    /// run or a long-running application do (README, footnote 5).
+    var growPool = 0
     /// `--soak [N]`: run N operations (default one million) through the bridges instead.
     var soak: Int?
 
@@ -21,6 +24,7 @@ struct Options {
             case "--json": json = true
             case "--only": only = iterator.next()
             case "--isolated": isolated = true
+            case "--grow-pool": growPool = max(0, iterator.next().flatMap(Int.init) ?? 0)
             case "--soak":
                 soak = 1_000_000
             case "--soak-operations":
@@ -31,7 +35,7 @@ struct Options {
             case "--help", "-h":
                 print(
                     """
-                    usage: OperationBridgeBenchmarks [--quick] [--json] [--only SUBSTRING] [--isolated]
+                    usage: OperationBridgeBenchmarks [--quick] [--json] [--only SUBSTRING] [--isolated] [--grow-pool N]
                            OperationBridgeBenchmarks --soak | --soak-operations N
                       --quick   smaller sizes and fewer rounds (seconds instead of minutes)
                       --json    print only a JSON array, one object per scenario
@@ -39,6 +43,9 @@ struct Options {
                                 (\(Scenarios.groups.joined(separator: ", ")))
                       --isolated  run each group in a fresh process of its own, so that no row
                                 depends on the threads earlier rows left in the process
+                      --grow-pool N  first make Dispatch start N more threads (N work items
+                                blocked at once), as earlier rows of a full run do: the state
+                                in which full and isolated runs disagree (README, footnote 5)
                       --soak    a million operations through every bridge, memory sampled
                                 after each batch (exit status 1 if it grows)
                     """)
@@ -56,6 +63,35 @@ struct Options {
     }
 
     var rounds: Int { quick ? 3 : 7 }
+}
+
+/// Makes Dispatch's global pool start `count` more threads: `count` work items that block until
+/// all of them run at once. Dispatch keeps the threads for a while once they are idle, as it
+/// does after the earlier rows of a full run.
+func growDispatchPool(by count: Int) {
+    guard count > 0 else { return }
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    for _ in 0..<count {
+        DispatchQueue.global().async {
+            started.signal()
+            release.wait()
+        }
+    }
+    for _ in 0..<count { started.wait() }
+    for _ in 0..<count { release.signal() }
+}
+
+/// The number of threads in this process (from /proc on Linux), or `nil`.
+func threadCount() -> Int? {
+    #if os(Linux)
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+        else { return nil }
+        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
+    #else
+        return nil
+    #endif
 }
 
 /// One row of the report.

@@ -123,6 +123,31 @@ struct Scenarios {
                     }
                     precondition(sum == awaitCount * (awaitCount - 1) / 2)
                 })
+            // The floor of the row above: the cheapest operation Foundation runs, awaited one
+            // after another on a serial queue. Anything that goes through an OperationQueue pays
+            // this much per operation.
+            rows.append(
+                await compare(
+                    "await \(awaitCount) plain sync Operations one after another on a serial queue vs a serial async queue",
+                    rounds: rounds, target: nil,
+                    note:
+                        "for information: the floor (a synchronous Operation with a callback) against the serial async queue"
+                ) {
+                    let queue = OperationQueue()
+                    queue.maxConcurrentOperationCount = 1
+                    var sum = 0
+                    for index in 0..<awaitCount {
+                        sum &+= await handWrittenRun(CallbackOperation(index), on: queue)
+                    }
+                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                } baseline: {
+                    let queue = HandWrittenSerialQueue()
+                    var sum = 0
+                    for index in 0..<awaitCount {
+                        sum &+= await queue.enqueue { index }.value
+                    }
+                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                })
             let chainSize = options.size(4_000)
             rows.append(
                 try await compare(
@@ -269,6 +294,34 @@ struct Scenarios {
                         note: "baseline: \(graphSize) independent operations added to a queue"
                     ) {
                         try await runPipeline(chain(graphSize))
+                    } baseline: {
+                        await independent()
+                    })
+            }
+            if wanted("chain") {
+                // What the row above is made of: the package's share (Pipeline against the same
+                // number of operations chained by hand, without Foundation dependencies), and
+                // the share of any chain on an OperationQueue (the hand-made chain against the
+                // independent operations), which depends on the size of Dispatch's thread pool
+                // (README, footnote 5).
+                rows.append(
+                    try await compare(
+                        "\(graphSize)-step chain through Pipeline vs a chain of BlockOperations by hand",
+                        rounds: rounds, target: nil,
+                        note:
+                            "for information: baseline: each BlockOperation adds the next as it runs, no dependencies"
+                    ) {
+                        try await runPipeline(chain(graphSize))
+                    } baseline: {
+                        await runHandWrittenChain(graphSize, on: OperationQueue())
+                    })
+                rows.append(
+                    await compare(
+                        "\(graphSize) BlockOperations chained by hand vs \(graphSize) independent operations",
+                        rounds: rounds, target: nil,
+                        note: "for information: the floor of any chain on a queue against the chain row's baseline"
+                    ) {
+                        await runHandWrittenChain(graphSize, on: OperationQueue())
                     } baseline: {
                         await independent()
                     })
@@ -633,7 +686,9 @@ extension Scenarios {
             var rows: [Measurement] = []
             for group in groups where options.only.map({ group.contains($0) }) ?? true {
                 let output = runThisExecutable(
-                    ["--only", group, "--json"] + (options.quick ? ["--quick"] : []), for: "the group \(group)")
+                    ["--only", group, "--json"] + (options.quick ? ["--quick"] : [])
+                        + (options.growPool > 0 ? ["--grow-pool", String(options.growPool)] : []),
+                    for: "the group \(group)")
                 guard let groupRows = try? JSONDecoder().decode([Measurement].self, from: output),
                     !groupRows.isEmpty
                 else { fatalError("the group \(group) printed no rows") }

@@ -6,6 +6,7 @@
 //   swift run -c release OperationBridgeBenchmarks --json     # a JSON array only
 //   swift run -c release OperationBridgeBenchmarks --quick    # smaller sizes, fewer rounds
 //   swift run -c release OperationBridgeBenchmarks --isolated # each group in a fresh process
+//   swift run -c release OperationBridgeBenchmarks --grow-pool 4 # as in a process with more threads
 import Foundation
 
 let options = Options(arguments: CommandLine.arguments)
@@ -30,6 +31,8 @@ if !options.json {
         print("warning: debug build; use `swift run -c release OperationBridgeBenchmarks`")
     #endif
 }
+growDispatchPool(by: options.isolated ? 0 : options.growPool)
+let threadsAtStart = threadCount()
 let rows = options.isolated ? Scenarios.runIsolated(options: options) : try await Scenarios(options: options).run()
 if options.json {
     let encoder = JSONEncoder()
@@ -37,4 +40,8 @@ if options.json {
     print(String(decoding: try encoder.encode(rows), as: UTF8.self))
 } else {
     printTable(rows)
+    // What the rows depend on (README, footnote 5); an isolated run's groups each had their own.
+    if !options.isolated, let threadsAtStart, let threadsAtEnd = threadCount() {
+        print("threads in this process: \(threadsAtStart) when the measurements began, \(threadsAtEnd) at the end")
+    }
 }

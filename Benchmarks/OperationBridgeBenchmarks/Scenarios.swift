@@ -102,6 +102,14 @@ struct Scenarios {
         if wanted("serial") {
             // Against the async task-queue libraries: a serial queue written by hand, each closure
             // a Task that awaits the one before it.
+            let serialAsyncQueue: () async -> Void = {
+                let queue = HandWrittenSerialQueue()
+                var sum = 0
+                for index in 0..<awaitCount {
+                    sum &+= await queue.enqueue { index }.value
+                }
+                precondition(sum == awaitCount * (awaitCount - 1) / 2)
+            }
             rows.append(
                 await compare(
                     "await \(awaitCount) TaskOperations one after another (queue.run) vs a serial async queue",
@@ -116,12 +124,7 @@ struct Scenarios {
                     }
                     precondition(sum == awaitCount * (awaitCount - 1) / 2)
                 } baseline: {
-                    let queue = HandWrittenSerialQueue()
-                    var sum = 0
-                    for index in 0..<awaitCount {
-                        sum &+= await queue.enqueue { index }.value
-                    }
-                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                    await serialAsyncQueue()
                 })
             // The floor of the row above: the cheapest operation Foundation runs, awaited one
             // after another on a serial queue. Anything that goes through an OperationQueue pays
@@ -141,12 +144,7 @@ struct Scenarios {
                     }
                     precondition(sum == awaitCount * (awaitCount - 1) / 2)
                 } baseline: {
-                    let queue = HandWrittenSerialQueue()
-                    var sum = 0
-                    for index in 0..<awaitCount {
-                        sum &+= await queue.enqueue { index }.value
-                    }
-                    precondition(sum == awaitCount * (awaitCount - 1) / 2)
+                    await serialAsyncQueue()
                 })
             let chainSize = options.size(4_000)
             rows.append(

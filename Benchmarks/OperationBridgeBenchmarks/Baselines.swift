@@ -169,17 +169,17 @@ final class Countdown: @unchecked Sendable {
         remaining = count
     }
 
-    /// Whether `tick()` has been called fewer than `count` times.
-    var isCounting: Bool { lock.withLock { remaining > 0 } }
-
-    func tick() {
-        let resume: CheckedContinuation<Void, Never>? = lock.withLock {
+    /// Counts one down; returns whether more are to come.
+    @discardableResult
+    func tick() -> Bool {
+        let (resume, more) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, Bool) in
             remaining -= 1
-            guard remaining == 0 else { return nil }
+            guard remaining == 0 else { return (nil, remaining > 0) }
             defer { continuation = nil }
-            return continuation
+            return (continuation, false)
         }
         resume?.resume()
+        return more
     }
 
     func wait() async {
@@ -266,8 +266,7 @@ func runHandWrittenChain(_ count: Int, on queue: OperationQueue) async {
     let countdown = Countdown(count)
     @Sendable func addNext() {
         queue.addOperation {
-            countdown.tick()
-            if countdown.isCounting { addNext() }
+            if countdown.tick() { addNext() }
         }
     }
     addNext()

@@ -13,6 +13,9 @@ struct Options {
     /// `--grow-pool N`: first grow Dispatch's thread pool by N threads, as earlier rows of a full
     /// run or a long-running application do (README, footnote 5).
     var growPool = 0
+    /// What `--grow-pool` accepts: Dispatch on Linux starts no more than about 40 threads for
+    /// blocked work items on this machine, and the pool only has to be larger than a fresh one.
+    static let growPoolRange = 1...32
     /// `--soak [N]`: run N operations (default one million) through the bridges instead.
     var soak: Int?
 
@@ -24,7 +27,15 @@ struct Options {
             case "--json": json = true
             case "--only": only = iterator.next()
             case "--isolated": isolated = true
-            case "--grow-pool": growPool = max(0, iterator.next().flatMap(Int.init) ?? 0)
+            case "--grow-pool":
+                guard let count = iterator.next().flatMap(Int.init), Self.growPoolRange.contains(count) else {
+                    FileHandle.standardError.write(
+                        Data(
+                            "--grow-pool takes a number of threads from \(Self.growPoolRange.lowerBound) to \(Self.growPoolRange.upperBound)\n"
+                                .utf8))
+                    exit(2)
+                }
+                growPool = count
             case "--soak":
                 soak = 1_000_000
             case "--soak-operations":
@@ -45,7 +56,8 @@ struct Options {
                                 depends on the threads earlier rows left in the process
                       --grow-pool N  first make Dispatch start N more threads (N work items
                                 blocked at once), as earlier rows of a full run do: the state
-                                in which full and isolated runs disagree (README, footnote 5)
+                                in which full and isolated runs disagree (README, footnote 5);
+                                N from 1 to 32 (a warning when Dispatch starts fewer)
                       --soak    a million operations through every bridge, memory sampled
                                 after each batch (exit status 1 if it grows)
                     """)
@@ -67,7 +79,8 @@ struct Options {
 
 /// Makes Dispatch's global pool start `count` more threads: `count` work items that block until
 /// all of them run at once. Dispatch keeps the threads for a while once they are idle, as it
-/// does after the earlier rows of a full run.
+/// does after the earlier rows of a full run. Where Dispatch starts fewer threads than asked, the
+/// items are let go after ten seconds with a warning rather than waiting for ever.
 func growDispatchPool(by count: Int) {
     guard count > 0 else { return }
     let started = DispatchSemaphore(value: 0)
@@ -78,7 +91,12 @@ func growDispatchPool(by count: Int) {
             release.wait()
         }
     }
-    for _ in 0..<count { started.wait() }
+    let deadline = DispatchTime.now() + .seconds(10)
+    let running = (0..<count).prefix { _ in started.wait(timeout: deadline) == .success }.count
+    if running < count {
+        FileHandle.standardError.write(
+            Data("warning: --grow-pool: Dispatch started \(running) of \(count) threads\n".utf8))
+    }
     for _ in 0..<count { release.signal() }
 }
 

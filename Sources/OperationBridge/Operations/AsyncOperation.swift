@@ -470,7 +470,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         guard cancellation.recorded else { return }
         super.cancel()
         task?.cancel()
-        progress?.operationCancelled()
+        (bodyProgress ?? progress)?.operationCancelled()
         gateWork?.stop()
         // A held operation becomes ready when cancelled: its queue must look again.
         if held { releaseReadiness(generation: nil) }
@@ -688,7 +688,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             for timer in rareWork?.timers ?? [] { timer.cancel() }
             if let keys = rareWork?.keys { ExclusivityCoordinator.shared.withdraw(keys) }
             // Before anyone is told of the finish: an awaiter that reads the progress sees it ended.
-            rareWork?.progress?.operationFinished(cancelled: cancelled, ran: ran)
+            (bodyProgress ?? rareWork?.progress)?.operationFinished(cancelled: cancelled, ran: ran)
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             dropLinksAfterFinishing()
@@ -730,6 +730,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Whether the operation counts toward the `progress` of the queue running it, when that
     /// queue reports progress; the package's own markers do not.
     var countsTowardQueueProgress: Bool { true }
+
+    /// The progress the operation's closure reports on, kept with the closure (a ``TaskOperation``
+    /// or ``ChainedTaskOperation`` made with a `totalUnitCount`); `nil` for other operations,
+    /// whose progress is made on first use. Never changes; read it without holding `lock`.
+    var bodyProgress: OperationProgress? { nil }
 
     /// A new ``OperationProgress`` for the operation, in the state given; a group's aggregates
     /// its children. Called holding `lock`.

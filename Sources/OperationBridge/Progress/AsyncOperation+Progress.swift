@@ -37,22 +37,25 @@ extension AsyncOperation {
     /// Thread-safe. Reading it never cancels or starts anything; see ``OperationProgress`` for
     /// what cancelling its Foundation view does.
     public final var operationProgress: OperationProgress {
-        lock.withCriticalSection {
+        let progress = ownProgress
+        // Handed out: a Foundation view made from it later cancels this operation.
+        progress.link(to: self)
+        return progress
+    }
+
+    /// The operation's progress, for the package's own reads (an aggregate's snapshot): as
+    /// ``operationProgress``, without tying the progress to the operation for its Foundation
+    /// views. Thread-safe.
+    final var ownProgress: OperationProgress {
+        if let bodyProgress { return bodyProgress }
+        return lock.withCriticalSection {
             if let progress = rare?.progress { return progress }
             let progress = makeOperationProgress(
                 finished: lifecycle.isFinished, cancelled: lifecycle.isCancellationRecorded,
                 ran: ranItsWorkLocked(executed: lifecycle.didExecute))
-            progress.attach(to: self)
             rareState().progress = progress
             return progress
         }
-    }
-
-    /// Makes the operation report on `progress` (a closure's handle, made before the operation).
-    /// Call it from an initializer.
-    final func attachProgress(_ progress: OperationProgress) {
-        progress.attach(to: self)
-        lock.withCriticalSection { rareState().progress = progress }
     }
 
     /// Makes the operation's progress a child of its queue's, worth one unit, when that queue

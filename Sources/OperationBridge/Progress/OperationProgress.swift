@@ -53,8 +53,14 @@ public final class OperationProgress: @unchecked Sendable {
     /// Whether `finished` and `cancelled` follow an operation (set by its lifecycle) rather than,
     /// for an aggregate of its own, its operations.
     private let followsOperation: Bool
-    /// The operation whose progress this is, to cancel when a Foundation view is cancelled.
+    /// The operation whose progress this is, to cancel when a Foundation view is cancelled, once
+    /// the operation has handed the progress out (``AsyncOperation/operationProgress``). Weak,
+    /// and only then: a weak reference gives the operation a side table, an allocation, and
+    /// slower reference counting for the rest of its life.
     private weak var owner: Operation?
+    /// The operation, from when its closure starts running on this progress until it finishes
+    /// (see ``workStarted(by:)``).
+    private var runningOwner: Operation?
     /// Foundation `Progress` objects that follow this one: ``foundationProgress``, and those
     /// handed to a parent (an aggregate's view, a queue's `progress`). Read by every report:
     /// without the runtime's exclusivity check (Design.md, "CPU per operation").
@@ -215,7 +221,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// The progress of `operation` as an aggregate counts it.
     private static func state(of operation: Operation) -> ProgressSnapshot {
         if let operation = operation as? AsyncOperation {
-            return operation.operationProgress.snapshot
+            return operation.ownProgress.snapshot
         }
         // Not the package's: one unit, completed when it finished without being cancelled.
         let (finished, cancelled) = (operation.isFinished, operation.isCancelled)
@@ -227,9 +233,22 @@ public final class OperationProgress: @unchecked Sendable {
 
     // MARK: - The operation's lifecycle
 
-    /// Ties the progress to the operation it belongs to: cancelling a Foundation view cancels it.
-    func attach(to operation: Operation) {
-        lock.withCriticalSection { owner = operation }
+    /// Ties the progress to the operation it belongs to, which hands it out: cancelling a
+    /// Foundation view made from now on cancels the operation.
+    func link(to operation: Operation) {
+        lock.withCriticalSection {
+            if owner == nil { owner = operation }
+        }
+    }
+
+    /// The operation's closure starts running with this progress as its argument: until the
+    /// operation finishes, a Foundation view made from it cancels the operation. Held strongly
+    /// meanwhile, which is no cycle that outlives the work: the operation's task holds it until
+    /// the finish anyway, and the finish lets go (``operationFinished(cancelled:ran:)``).
+    func workStarted(by operation: Operation) {
+        lock.withCriticalSection {
+            if !finished { runningOwner = operation }
+        }
     }
 
     /// The operation was cancelled (or timed out): marks the progress cancelled, and its
@@ -246,10 +265,12 @@ public final class OperationProgress: @unchecked Sendable {
     /// The operation has finished: completes the progress if it ran its work (`ran`) and was not
     /// cancelled. Call it without holding the operation's lock.
     func operationFinished(cancelled wasCancelled: Bool, ran: Bool) {
-        let hasViews = lock.withCriticalSection { () -> Bool in
-            guard !finished else { return false }
+        // The operation is let go of after the lock (Design.md, "Locks and the user's objects").
+        let (hasViews, _) = lock.withCriticalSection { () -> (Bool, Operation?) in
+            let runner = exchange(&runningOwner, with: nil)
+            guard !finished else { return (false, runner) }
             finishLocked(cancelled: wasCancelled, ran: ran)
-            return !views.isEmpty
+            return (!views.isEmpty, runner)
         }
         if hasViews { refreshViews() }
     }
@@ -309,7 +330,7 @@ public final class OperationProgress: @unchecked Sendable {
         }
         let owner = lock.withCriticalSection { () -> Operation? in
             views.append(view)
-            return self.owner
+            return runningOwner ?? self.owner
         }
         if let owner {
             view.cancellationHandler = { [weak owner] in owner?.cancel() }

@@ -2,19 +2,16 @@ import Foundation
 
 // The closures that report progress: each receives the operation's `OperationProgress`. One
 // mechanism for all of them — `init(reporting:running:)` on each operation class: the handle is
-// made first, captured by the closure, and attached to the operation as its progress — and the
-// same overload pairs as the closures without progress (a disfavored typed-throws one, and one
-// for closures that cannot fail, `Failure == Never`).
+// made first and kept with the closure in a `ReportingBody`, where the operation finds its
+// progress — and the same overload pairs as the closures without progress (a disfavored
+// typed-throws one, and one for closures that cannot fail, `Failure == Never`).
 
 extension TaskOperation {
-    /// An operation running the body that `makeBody` builds around a new progress handle with
-    /// `totalUnitCount`, which becomes the operation's progress.
-    convenience init(
-        reporting totalUnitCount: Int64, running makeBody: (OperationProgress) -> TaskBody<Success, Failure>
-    ) {
+    /// An operation running `body`, which takes a new progress handle with `totalUnitCount`: the
+    /// operation's progress.
+    convenience init(reporting totalUnitCount: Int64, running body: ReportingTaskBody<Success, Failure>) {
         let progress = OperationProgress(total: totalUnitCount)
-        self.init(running: makeBody(progress))
-        attachProgress(progress)
+        self.init(running: .reporting(ReportingBody(progress: progress, body: body)))
     }
 
     /// Creates an operation that runs `body` when started, handing it the operation's progress
@@ -41,9 +38,7 @@ extension TaskOperation {
         totalUnitCount: Int64,
         _ body: @escaping @Sendable (OperationProgress) async throws(Failure) -> Success
     ) {
-        self.init(reporting: totalUnitCount) { progress in
-            .throwing { () async throws(Failure) -> Success in try await body(progress) }
-        }
+        self.init(reporting: totalUnitCount, running: .throwing(body))
     }
 }
 
@@ -52,7 +47,7 @@ extension TaskOperation where Failure == Never {
     /// progress; see ``init(totalUnitCount:_:)``. Cancelling the operation cancels the `Task`
     /// running `body`; cancelled before it starts, `body` never runs.
     public convenience init(totalUnitCount: Int64, _ body: @escaping @Sendable (OperationProgress) async -> Success) {
-        self.init(reporting: totalUnitCount) { progress in .nonThrowing { await body(progress) } }
+        self.init(reporting: totalUnitCount, running: .nonThrowing(body))
     }
 }
 
@@ -64,8 +59,24 @@ extension ChainedTaskOperation {
         running makeBody: (OperationProgress) -> ChainedTaskBody<Input, Output, Failure>
     ) {
         let progress = OperationProgress(total: totalUnitCount)
-        self.init(input: nil, running: makeBody(progress))
-        attachProgress(progress)
+        self.init(input: nil, running: .reporting(ReportingBody(progress: progress, body: makeBody(progress))))
+    }
+}
+
+/// The closure of a ``TaskOperation`` made to report progress, which takes the operation's
+/// progress; kept in the form it was written in (see `TaskBody`).
+enum ReportingTaskBody<Success: Sendable, Failure: Error>: Sendable {
+    case throwing(@Sendable (OperationProgress) async throws(Failure) -> Success)
+    case nonThrowing(@Sendable (OperationProgress) async -> Success)
+
+    /// Runs the closure on `progress` and returns what it returned or threw. Inlined, as
+    /// `result(of:)` is.
+    @inline(__always)
+    func run(reportingOn progress: OperationProgress) async -> Result<Success, Failure> {
+        switch self {
+        case .throwing(let body): await result { () async throws(Failure) -> Success in try await body(progress) }
+        case .nonThrowing(let body): .success(await body(progress))
+        }
     }
 }
 

@@ -74,8 +74,11 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
             let missing = UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
             return finishWithoutRunning(reporting: missing, onlyIfPending: false)
         }
+        body.progress?.workStarted(by: self)
         runAttachedWork(body.bound(to: input))
     }
+
+    override var bodyProgress: OperationProgress? { body.progress }
 }
 
 /// The closure of a ``ChainedTaskOperation``, kept in the form it was written in (see
@@ -83,12 +86,21 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
 enum ChainedTaskBody<Input: Sendable, Output: Sendable, Failure: Error>: Sendable {
     case throwing(@Sendable (Input) async throws(Failure) -> Output)
     case nonThrowing(@Sendable (Input) async -> Output)
+    /// A closure reporting on the operation's progress (which it captured), boxed with it.
+    case reporting(ReportingBody<ChainedTaskBody<Input, Output, Failure>>)
+
+    /// The progress the closure reports on, if it reports one.
+    var progress: OperationProgress? {
+        guard case .reporting(let reporting) = self else { return nil }
+        return reporting.progress
+    }
 
     /// The work to run: the closure applied to `input`.
     func bound(to input: Input) -> TaskBody<Output, Failure> {
         switch self {
         case .throwing(let body): .throwing { () async throws(Failure) -> Output in try await body(input) }
         case .nonThrowing(let body): .nonThrowing { await body(input) }
+        case .reporting(let reporting): reporting.body.bound(to: input)
         }
     }
 }

@@ -79,8 +79,11 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
 
     /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
     public override func main() {
+        body.progress?.workStarted(by: self)
         runAttachedWork(body)
     }
+
+    override var bodyProgress: OperationProgress? { body.progress }
 }
 
 extension TaskOperation where Failure == Never {
@@ -104,18 +107,35 @@ extension TaskOperation where Failure == Never {
 enum TaskBody<Success: Sendable, Failure: Error>: Sendable {
     case throwing(@Sendable () async throws(Failure) -> Success)
     case nonThrowing(@Sendable () async -> Success)
+    /// A closure taking the operation's progress, boxed with it.
+    case reporting(ReportingBody<ReportingTaskBody<Success, Failure>>)
+
+    /// The progress the closure reports on, if it takes one.
+    var progress: OperationProgress? {
+        guard case .reporting(let reporting) = self else { return nil }
+        return reporting.progress
+    }
 
     /// Runs the closure and returns what it returned or threw.
     func run() async -> Result<Success, Failure> {
         switch self {
-        case .throwing(let body):
-            do throws(Failure) {
-                return .success(try await body())
-            } catch {
-                return .failure(error)
-            }
-        case .nonThrowing(let body):
-            return .success(await body())
+        case .throwing(let body): await result(of: body)
+        case .nonThrowing(let body): .success(await body())
+        case .reporting(let reporting): await reporting.body.run(reportingOn: reporting.progress)
         }
+    }
+}
+
+/// What `body` returned or threw. Inlined: a call of its own would add an async frame, and the
+/// frames of a `TaskOperation`'s work then outgrow its task's first allocation slab (one more
+/// heap allocation per operation).
+@inline(__always)
+func result<Success, Failure: Error>(
+    of body: () async throws(Failure) -> Success
+) async -> Result<Success, Failure> {
+    do throws(Failure) {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
     }
 }

@@ -352,7 +352,7 @@ struct ProgressTests {
     }
 }
 
-@Suite("Progress: Foundation")
+@Suite("Progress: Foundation", .timeLimit(.minutes(1)))
 struct FoundationProgressTests {
     @Test("foundationProgress follows the reports, completes on finish, and is the same object every time")
     func foundationProgressFollows() async {
@@ -395,6 +395,54 @@ struct FoundationProgressTests {
         viaOperation.cancel()
         try await viaOperation.waitForCompletion()
         #expect(other.isCancelled)
+    }
+
+    @Test("A Foundation progress made from the handle the closure receives cancels the running operation")
+    func viewFromTheClosureHandleCancels() async {
+        let operation = TaskOperation(totalUnitCount: 2) { (progress) async -> Bool in
+            progress.advance()
+            // Made from the handle alone: the closure has no reference to its operation.
+            progress.foundationProgress.cancel()
+            await suspendUntilCancelled()
+            return Task.isCancelled
+        }
+        let taskSawCancellation = await OperationQueue().run(operation)
+        #expect(operation.isCancelled)
+        #expect(taskSawCancellation == nil)  // a cancelled operation answers no value
+        let end = operation.operationProgress.snapshot
+        #expect(end.isCancelled && end.completedUnitCount == 1)
+    }
+
+    @Test("A progress handle keeps no operation alive: never started, or cancelled before it started")
+    func handlesHoldNoOperation() throws {
+        // Never started: a handle read from the operation, and a Foundation view of it.
+        var handle: OperationProgress?
+        var view: Progress?
+        var released: WeakBox<TaskOperation<Int, Never>>
+        do {
+            let operation = TaskOperation(totalUnitCount: 3) { _ in 1 }
+            handle = operation.operationProgress
+            view = handle?.foundationProgress
+            released = WeakBox(operation)
+        }
+        #expect(released.object == nil)
+        // The operation is gone: cancelling the view, or a view made now, cancels nothing.
+        view?.cancel()
+        #expect(handle?.foundationProgress === view)
+        let untouched = try #require(handle?.snapshot)
+        #expect(!untouched.isCancelled && !untouched.isFinished && untouched.totalUnitCount == 3)
+
+        // Cancelled, then started by hand: it finishes without running its closure.
+        do {
+            let operation = TaskOperation(totalUnitCount: 3) { _ in 1 }
+            handle = operation.operationProgress
+            operation.cancel()
+            operation.start()
+            #expect(operation.isFinished)
+            released = WeakBox(operation)
+        }
+        #expect(released.object == nil)
+        #expect(handle?.snapshot.isFinished == true && handle?.snapshot.isCancelled == true)
     }
 
     @Test("An aggregate's Foundation progress is a parent of its operations', weighted")

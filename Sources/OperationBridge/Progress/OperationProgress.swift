@@ -36,17 +36,21 @@ import Foundation
 /// operation that is not the package's (a `BlockOperation`, a classic subclass), in an aggregate.
 ///
 /// ## Cancellation and threading
-/// Every member is thread-safe: a report takes one short lock and allocates nothing, so a tight
-/// loop may report every unit; watchers read snapshots at their own pace
+/// Every member is thread-safe: a report is one atomic addition on Linux (a short lock on Apple
+/// platforms) and allocates nothing, so a tight loop may report every unit; watchers read snapshots at their own pace
 /// (``updates(every:clock:)`` throttles). Cancelling ``foundationProgress`` cancels the operation.
 /// Nothing here suspends or blocks, except iterating ``updates(every:clock:)``.
 public final class OperationProgress: @unchecked Sendable {
-    // Safety: every `var` below is only touched while holding `lock`. Foundation's `Progress`
-    // objects (`views`) are written only while also holding `FoundationProgressViews.lock` (see
-    // there), taken before `lock`, never after.
+    // Safety: every `var` below is only touched while holding `lock`; `reported` synchronizes
+    // itself (reports add to it without `lock`). Foundation's `Progress` objects (`views`) are
+    // written only while also holding `FoundationProgressViews.lock` (see there), taken before
+    // `lock`, never after.
     private let lock = OperationLock()
     private let children: [Child]?
-    private var completed: Int64 = 0
+    /// The units reported until the operation finishes, added to without `lock`.
+    private let reported = ReportedUnits()
+    /// The units completed, fixed when the operation finishes: later reports are ignored.
+    private var completedAtFinish: Int64 = 0
     private var total: Int64
     private var finished: Bool
     private var cancelled: Bool
@@ -146,29 +150,40 @@ public final class OperationProgress: @unchecked Sendable {
     /// For an aggregate, the weights of its completed operations; setting it traps (a programmer
     /// error). Setting it after the operation has finished does nothing. Thread-safe.
     public var completedUnitCount: Int64 {
-        get { children == nil ? lock.withCriticalSection { completed } : snapshot.completedUnitCount }
-        set { report { $0.completed = newValue } }
+        get { children == nil ? lock.withCriticalSection { completedLocked } : snapshot.completedUnitCount }
+        set { report { $0.reported.store(newValue) } }
     }
 
-    /// Adds `units` to ``completedUnitCount``: one short lock, no allocation, so the work may
-    /// report every unit, however many. Does nothing once the operation has finished; traps on an
-    /// aggregate (a programmer error). Thread-safe.
+    /// Adds `units` to ``completedUnitCount``: one atomic addition on Linux (a short lock on Apple
+    /// platforms), no allocation, so the work may report every unit, however many. Does nothing
+    /// once the operation has finished; traps on an aggregate (a programmer error). Thread-safe.
     public func advance(by units: Int64 = 1) {
-        report { $0.completed += units }
+        checkReportable()
+        if reported.add(units) { refreshViews() }
     }
 
     /// Applies a report, unless the operation has finished, and brings the Foundation views up to
     /// date.
     private func report(_ change: (OperationProgress) -> Void) {
-        precondition(
-            children == nil,
-            "OperationProgress: an aggregate's units come from its operations; report on an operation's own progress")
+        checkReportable()
         let hasViews = lock.withCriticalSection { () -> Bool in
             guard !finished else { return false }
             change(self)
             return !views.isEmpty
         }
         if hasViews { refreshViews() }
+    }
+
+    /// Traps on an aggregate, whose units come from its operations.
+    private func checkReportable() {
+        precondition(
+            children == nil,
+            "OperationProgress: an aggregate's units come from its operations; report on an operation's own progress")
+    }
+
+    /// The units completed: reported so far, or fixed at the finish. Callers hold `lock`.
+    private var completedLocked: Int64 {
+        finished ? completedAtFinish : reported.load()
     }
 
     // MARK: - Reading
@@ -212,6 +227,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// The snapshot of an operation's own progress (not an aggregate). Callers hold `lock`.
     private func ownSnapshotLocked() -> ProgressSnapshot {
         // A finish that completed the progress left `completed >= total >= 1`: a fraction of 1.
+        let completed = completedLocked
         let fraction = total > 0 ? min(max(Double(completed) / Double(total), 0), 1) : 0
         return ProgressSnapshot(
             completedUnitCount: completed, totalUnitCount: total, fractionCompleted: fraction,
@@ -278,12 +294,15 @@ public final class OperationProgress: @unchecked Sendable {
     /// Marks the progress finished — and, for an operation's own progress, complete when the
     /// operation ran its work and was not cancelled. Callers hold `lock` (or initialize).
     private func finishLocked(cancelled wasCancelled: Bool, ran: Bool) {
+        // A report racing the finish counts when it added before this read.
+        var completed = reported.load()
         finished = true
         cancelled = cancelled || wasCancelled
         if children == nil && !cancelled && ran {
             if total <= 0 { total = max(completed, 1) }
             completed = max(completed, total)
         }
+        completedAtFinish = completed
     }
 
     // MARK: - Foundation's Progress
@@ -330,6 +349,8 @@ public final class OperationProgress: @unchecked Sendable {
         }
         let owner = lock.withCriticalSection { () -> Operation? in
             views.append(view)
+            // Before the view's first state is read below (see `ReportedUnits`).
+            reported.markViewsAdded()
             return runningOwner ?? self.owner
         }
         if let owner {
@@ -379,7 +400,7 @@ public final class OperationProgress: @unchecked Sendable {
 
     /// The state the views show. Callers hold `lock`.
     private func viewStateLocked() -> ViewState {
-        (completed, total, cancelled)
+        (completedLocked, total, cancelled)
     }
 
     /// Writes `state` (read with ``viewStateLocked()`` after `view` was added to `views`) to

@@ -656,6 +656,43 @@ struct ProgressUpdatesTests {
         }
     }
 
+    @Test(
+        "Randomized: reports from many tasks race a Foundation view being made; none is lost, the view ends on the last"
+    )
+    func randomizedReportsAndView() async throws {
+        var generator = Stress.generator(for: "progress reports and a view")
+        for _ in 0..<Stress.iterations(200) {
+            let reporters = Int.random(in: 2...4, using: &generator)
+            let reports = Int.random(in: 1...300, using: &generator)
+            // The report of the first reporter before which the view is made (`reports`: after all).
+            let viewAt = Int.random(in: 0...reports, using: &generator)
+            let expected = Int64(reporters * reports)
+            // One unit more than reported: the counts stay below the total, which views clamp to.
+            let operation = TaskOperation(totalUnitCount: expected + 1) { (progress) async -> [Int64] in
+                await withTaskGroup(of: Void.self) { group in
+                    for reporter in 0..<reporters {
+                        group.addTask {
+                            for report in 0..<reports {
+                                if reporter == 0 && report == viewAt { _ = progress.foundationProgress }
+                                progress.advance()
+                            }
+                            if reporter == 0 && viewAt == reports { _ = progress.foundationProgress }
+                        }
+                    }
+                }
+                // Every report has returned, and with it every view refresh it made.
+                return [progress.completedUnitCount, progress.foundationProgress.completedUnitCount]
+            }
+            let counts = try #require(await OperationQueue().run(operation))
+            #expect(counts == [expected, expected])
+            // Completed by the finish; a report after it changes nothing.
+            let progress = operation.operationProgress
+            progress.advance(by: 7)
+            #expect(progress.completedUnitCount == expected + 1)
+            #expect(progress.foundationProgress.completedUnitCount == expected + 1)
+        }
+    }
+
     #if EXIT_TESTS
         @Test("Programmer errors trap: a negative weight, reporting on an aggregate, a non-positive interval")
         func programmerErrorsTrap() async {

@@ -27,8 +27,11 @@ final class RareState: @unchecked Sendable {
     var gate: ReadinessGate?
     /// Who is told of the operation's lifecycle events, until it finishes.
     var lifecycleObservers: [LifecycleObserver] = []
-    /// The operation's progress (see ``AsyncOperation/operationProgress``), once asked for or reported.
+    /// The operation's progress (see ``AsyncOperation/operationProgress``), once asked for —
+    /// unless a closure reports on it, which keeps it (`AsyncOperation.bodyProgress`).
     var progress: OperationProgress?
+    /// Whether `progress` was handed out, and so tied to the operation (`OperationProgress.link(to:)`).
+    var isProgressLinked = false
     /// The queue the package admitted the operation to, as `AsyncOperation.admittedQueue`: kept
     /// here once the operation has rarely used state (`AsyncOperation.holdings`).
     var admittedQueue: OperationQueue?

@@ -26,6 +26,9 @@ extension AsyncOperation {
     /// completes the unit of its own synchronous operations when `main()` returns, cancelled or
     /// not); one cancelled before it starts is not counted at all, as with Foundation.
     ///
+    /// Each read takes the operation's lock: in a tight loop, read it once and report on the
+    /// handle.
+    ///
     /// A subclass of yours with an `operationProgress` member of its own no longer compiles:
     /// rename it (the name was chosen to make that rare).
     ///
@@ -37,25 +40,41 @@ extension AsyncOperation {
     /// Thread-safe. Reading it never cancels or starts anything; see ``OperationProgress`` for
     /// what cancelling its Foundation view does.
     public final var operationProgress: OperationProgress {
-        let progress = ownProgress
         // Handed out: a Foundation view made from it later cancels this operation.
-        progress.link(to: self)
-        return progress
+        if let bodyProgress {
+            bodyProgress.link(to: self)
+            return bodyProgress
+        }
+        return lock.withCriticalSection { progressLocked(handedOut: true) }
     }
 
     /// The operation's progress, for the package's own reads (an aggregate's snapshot): as
     /// ``operationProgress``, without tying the progress to the operation for its Foundation
     /// views. Thread-safe.
     final var ownProgress: OperationProgress {
-        if let bodyProgress { return bodyProgress }
-        return lock.withCriticalSection {
-            if let progress = rare?.progress { return progress }
-            let progress = makeOperationProgress(
+        bodyProgress ?? lock.withCriticalSection { progressLocked(handedOut: false) }
+    }
+
+    /// The progress kept in the rarely used state, made on first use; tied to the operation the
+    /// first time it is handed out (later reads take only the operation's lock, as a subclass
+    /// that reads it for every report does). Callers hold `lock`.
+    private func progressLocked(handedOut: Bool) -> OperationProgress {
+        let state = rareState()
+        let progress: OperationProgress
+        if let existing = state.progress {
+            progress = existing
+        } else {
+            progress = makeOperationProgress(
                 finished: lifecycle.isFinished, cancelled: lifecycle.isCancellationRecorded,
                 ran: ranItsWorkLocked(executed: lifecycle.didExecute))
-            rareState().progress = progress
-            return progress
+            state.progress = progress
         }
+        if handedOut && !state.isProgressLinked {
+            // The progress's lock inside the operation's: never the other way round.
+            progress.link(to: self)
+            state.isProgressLinked = true
+        }
+        return progress
     }
 
     /// Makes the operation's progress a child of its queue's, worth one unit, when that queue

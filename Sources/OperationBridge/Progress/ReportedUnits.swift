@@ -16,7 +16,8 @@
 ///   instead of the progress's, as before this type existed — and the progress one more small
 ///   allocation.
 ///
-/// Either way the two values are ordered as one: a report that does not see a view added after
+/// The count wraps past `Int64.max` rather than trap: no check per report for a count no work
+/// reaches. Either way the two values are ordered as one: a report that does not see a view added after
 /// it is counted in what that view shows first (``markViewsAdded()`` comes before the view reads
 /// ``load()``).
 struct ReportedUnits: ~Copyable, Sendable {

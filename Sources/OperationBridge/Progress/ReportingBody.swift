@@ -2,9 +2,10 @@
 /// `addTask(totalUnitCount:)`, `then(totalUnitCount:)`), boxed with the progress it reports on.
 ///
 /// The operation keeps the box as its body and finds its progress there
-/// (`AsyncOperation.bodyProgress`): besides the progress, one allocation. Kept in the rarely
-/// used state instead, the handle cost that state too, and a closure capturing it (Design.md,
-/// "Progress").
+/// (`AsyncOperation.bodyProgress`): for a `TaskOperation`, one allocation besides the progress.
+/// A `then` step's closure takes its input as well, and is kept wrapped in a closure that
+/// captures the progress: one more. Kept in the rarely used state instead, the handle cost that
+/// state too, a capturing closure, and a weak reference (Design.md, "Progress").
 final class ReportingBody<Body: Sendable>: Sendable {
     /// The operation's progress, which the closure receives.
     let progress: OperationProgress

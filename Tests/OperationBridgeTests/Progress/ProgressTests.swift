@@ -445,6 +445,65 @@ struct FoundationProgressTests {
         #expect(handle?.snapshot.isFinished == true && handle?.snapshot.isCancelled == true)
     }
 
+    @Test(
+        "A handle kept after the finish keeps no operation alive: it ran, was cancelled while running, lost its input")
+    func handlesKeptAfterTheFinishHoldNoOperation() async throws {
+        let queue = OperationQueue()
+        // Each closure owns a probe, released with the operation: a leak leaves a wait hanging
+        // until the suite's time limit fails it.
+        let ranReleased = Trigger()
+        let handles = LockedBox<[OperationProgress]>([])
+        do {
+            let operation = TaskOperation(totalUnitCount: 2) {
+                [probe = DeinitProbe(ranReleased)] (progress) async -> Int in
+                handles.withLock { $0.append(progress) }
+                progress.advance(by: 2)
+                return withExtendedLifetime(probe) { 1 }
+            }
+            #expect(await queue.run(operation) == 1)
+        }
+        #expect(await ranReleased.wait())
+
+        // Cancelled while running, after making a view from the handle (which ties them until the finish).
+        let cancelledReleased = Trigger()
+        let started = Gate()
+        do {
+            let operation = TaskOperation(totalUnitCount: 2) {
+                [probe = DeinitProbe(cancelledReleased)] (progress) async -> Int in
+                handles.withLock { $0.append(progress) }
+                _ = progress.foundationProgress
+                started.open()
+                await suspendUntilCancelled()
+                return withExtendedLifetime(probe) { 0 }
+            }
+            queue.addOperation(operation)
+            await started.wait()
+            operation.cancel()
+            try await operation.waitForCompletion()
+        }
+        #expect(await cancelledReleased.wait())
+
+        // A step whose upstream failed finishes without running its closure.
+        let stepReleased = Trigger()
+        do {
+            let upstream = TaskOperation { () async throws(StepError) -> Int in throw .planned(1) }
+            let step = upstream.then(totalUnitCount: 1) {
+                [probe = DeinitProbe(stepReleased)] (value: Int, _) async -> Int in
+                withExtendedLifetime(probe) { value }
+            }
+            handles.withLock { $0.append(step.operationProgress) }
+            queue.addOperation(upstream)
+            queue.addOperation(step)
+            try await step.waitForCompletion()
+        }
+        #expect(await stepReleased.wait())
+
+        let ends = handles.current.map(\.snapshot)
+        #expect(ends.map(\.isFinished) == [true, true, true])
+        #expect(ends.map(\.isCancelled) == [false, true, false])
+        #expect(ends.map(\.fractionCompleted) == [1, 0, 0])
+    }
+
     @Test("An aggregate's Foundation progress is a parent of its operations', weighted")
     func aggregateFoundationProgress() async throws {
         let gate = Gate()

@@ -321,7 +321,8 @@ public final class OperationProgress: @unchecked Sendable {
     /// Cancelling it (`cancel()`) cancels the operation — for an aggregate, its operations —
     /// through its `cancellationHandler`, which Foundation may call on another thread: the
     /// operation is cancelled soon after `cancel()` returns, not necessarily before (cancel the
-    /// operation itself where that matters). The package writes it while holding a lock of its
+    /// operation itself where that matters). Once the operation has finished, or been released
+    /// (a handle kept from an operation that never ran), it cancels nothing. The package writes it while holding a lock of its
     /// own, so on Apple platforms your KVO observers of it (and of its parents) run inside that
     /// lock: they may report progress, but must not wait for another thread that does (hop with
     /// `DispatchQueue.main.async`, never `sync`). On Apple platforms `Progress` is thread-safe.

@@ -458,7 +458,7 @@ struct Scenarios {
 
         if wanted("progress") {
             let progressCount = options.size(20_000)
-            // Three times the rounds: the rounds of this row spread 0.8–1.7× around a true
+            // Three times the rounds: the rounds of this row spread 0.7–1.7× around a true
             // overhead of a few percent (the baseline's time moves by a third from one round to
             // the next), and the median of seven moved by ±0.1 from run to run. Each round of
             // both sides takes about 0.3 s.

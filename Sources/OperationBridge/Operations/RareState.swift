@@ -30,7 +30,8 @@ final class RareState: @unchecked Sendable {
     /// The operation's progress (see ``AsyncOperation/operationProgress``), once asked for —
     /// unless a closure reports on it, which keeps it (`AsyncOperation.bodyProgress`).
     var progress: OperationProgress?
-    /// Whether `progress` was handed out, and so tied to the operation (`OperationProgress.link(to:)`).
+    /// Whether `progress` was handed out, and so tied to the operation
+    /// (`OperationProgress.link(to:)`): later reads skip the progress's lock.
     var isProgressLinked = false
     /// The queue the package admitted the operation to, as `AsyncOperation.admittedQueue`: kept
     /// here once the operation has rarely used state (`AsyncOperation.holdings`).

@@ -37,9 +37,10 @@ import Foundation
 ///
 /// ## Cancellation and threading
 /// Every member is thread-safe: a report is one atomic addition on Linux (a short lock on Apple
-/// platforms) and allocates nothing, so a tight loop may report every unit; watchers read snapshots at their own pace
-/// (``updates(every:clock:)`` throttles). Cancelling ``foundationProgress`` cancels the operation.
-/// Nothing here suspends or blocks, except iterating ``updates(every:clock:)``.
+/// platforms) and allocates nothing, so a tight loop may report every unit; watchers read
+/// snapshots at their own pace (``updates(every:clock:)`` throttles). Cancelling
+/// ``foundationProgress`` cancels the operation. Nothing here suspends or blocks, except
+/// iterating ``updates(every:clock:)``.
 public final class OperationProgress: @unchecked Sendable {
     // Safety: every `var` below is only touched while holding `lock`; `reported` synchronizes
     // itself (reports add to it without `lock`). Foundation's `Progress` objects (`views`) are
@@ -322,12 +323,13 @@ public final class OperationProgress: @unchecked Sendable {
     /// through its `cancellationHandler`, which Foundation may call on another thread: the
     /// operation is cancelled soon after `cancel()` returns, not necessarily before (cancel the
     /// operation itself where that matters). Once the operation has finished, or been released
-    /// (a handle kept from an operation that never ran), it cancels nothing. The package writes it while holding a lock of its
-    /// own, so on Apple platforms your KVO observers of it (and of its parents) run inside that
-    /// lock: they may report progress, but must not wait for another thread that does (hop with
-    /// `DispatchQueue.main.async`, never `sync`). On Apple platforms `Progress` is thread-safe.
-    /// On Linux Foundation's `Progress` takes no lock at all: read it where the package does not
-    /// write it (after the work has finished), or read ``snapshot`` instead.
+    /// (a handle kept from an operation that never ran), it cancels nothing. The package writes
+    /// it while holding a lock of its own, so on Apple platforms your KVO observers of it (and of
+    /// its parents) run inside that lock: they may report progress, but must not wait for
+    /// another thread that does (hop with `DispatchQueue.main.async`, never `sync`). On Apple
+    /// platforms `Progress` is thread-safe. On Linux Foundation's `Progress` takes no lock at
+    /// all: read it where the package does not write it (after the work has finished), or read
+    /// ``snapshot`` instead.
     public var foundationProgress: Progress {
         FoundationProgressViews.lock.withCriticalSection {
             if let primaryView = lock.withCriticalSection({ primaryView }) { return primaryView }

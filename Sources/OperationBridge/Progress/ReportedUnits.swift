@@ -17,9 +17,9 @@
 ///   allocation.
 ///
 /// The count wraps past `Int64.max` rather than trap: no check per report for a count no work
-/// reaches. Either way the two values are ordered as one: a report that does not see a view added after
-/// it is counted in what that view shows first (``markViewsAdded()`` comes before the view reads
-/// ``load()``).
+/// reaches. Either way the two values are ordered as one: a report that does not see a view
+/// added after it is counted in what that view shows first (``markViewsAdded()`` comes before
+/// the view reads ``load()``).
 struct ReportedUnits: ~Copyable, Sendable {
     #if canImport(Darwin)
         private let state = OSAllocatedUnfairLock(initialState: (units: Int64(0), hasViews: false))

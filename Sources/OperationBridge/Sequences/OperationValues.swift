@@ -110,7 +110,7 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
 
         /// `Failure.timeout`, or the cancellation failure where `Failure` cannot express a timeout.
         private var timeoutFailure: Failure {
-            FailureConversion.timeout(as: Failure.self) ?? cancellation
+            FailureConversion.timeout(otherwise: cancellation)
         }
 
         private mutating func end() {
@@ -129,3 +129,19 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
 
 @available(*, unavailable)
 extension OperationValues.Iterator: Sendable {}
+
+extension FailureConversion {
+    /// The timeout failure of `Failure` (see ``timeout(as:)``), or `cancellation` where `Failure`
+    /// cannot express a timeout.
+    ///
+    /// For iterators: inside a type that conforms to `AsyncIteratorProtocol` (or `AsyncSequence`),
+    /// a bare `Failure` in an expression, such as `Failure.self`, names the conformance's inferred
+    /// `Failure` type witness, which Apple platforms have only from macOS 15, iOS 18, tvOS 18,
+    /// watchOS 11 and visionOS 2 — not the enclosing type's generic parameter, so it does not
+    /// compile for the package's older deployment targets. Here `Failure` is this function's own
+    /// generic parameter, inferred from `cancellation`: the same type, named outside the
+    /// conformance.
+    fileprivate static func timeout<Failure: Error>(otherwise cancellation: Failure) -> Failure {
+        timeout(as: Failure.self) ?? cancellation
+    }
+}

@@ -123,21 +123,32 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     deinit {
-        // Linux's Foundation keeps unretained pointers from a dependency to its dependents. A
-        // cancelled operation finishes without waiting for its dependencies and can be released
-        // before one of them finishes; that dependency would then touch freed memory. Unlinking
-        // here removes the pointer. On Apple platforms it is harmless: an operation being freed no
-        // longer waits for anything, and removing a dependency is an ordinary operation.
+        // Foundation's storage would release the dependencies after this body, and a dependency
+        // freed then frees its own: one stack level per link of a chain, enough to overflow the
+        // 512 KiB stack of Darwin's secondary threads at a few thousand links. Taken out here,
+        // they are dropped one at a time by `IterativeRelease` (Design.md, "Releasing long
+        // chains"). Removing them also clears the unretained pointers Linux's Foundation keeps
+        // from a dependency to its dependents, which an unfinished dependency would otherwise
+        // touch after this operation is freed.
         //
         // `super.`: Foundation's own `dependencies` and `removeDependency(_:)`, never a subclass's
         // overrides, which must not run while the object is being deallocated.
-        for dependency in super.dependencies where !dependency.isFinished {
-            super.removeDependency(dependency)
+        var links: [AnyObject] = super.dependencies
+        for dependency in links {
+            super.removeDependency(unsafeDowncast(dependency, to: Operation.self))
         }
+        if let link = takeLinkForRelease() { links.append(link) }
+        // Moved, not copied: the work list must hold the only references this operation had.
+        if !links.isEmpty { IterativeRelease.release(consume links) }
         // Exclusivity keys granted to an operation that never ran (asked whether it was ready,
         // never started): nobody else would release them.
         if let request = rare?.gate?.request { ExclusivityCoordinator.shared.withdraw(request) }
     }
+
+    /// The package's own strong reference to another operation besides Foundation's
+    /// `dependencies` (a chained operation's typed upstream), taken out of the operation as it
+    /// is freed so that `IterativeRelease` drops it. Called from `deinit` only.
+    func takeLinkForRelease() -> AnyObject? { nil }
 
     /// Always `true`: the operation ends when ``finish()`` is called, not when ``main()`` returns.
     open override var isAsynchronous: Bool { true }
@@ -691,7 +702,6 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             (bodyProgress ?? rareWork?.progress)?.operationFinished(cancelled: cancelled, ran: ran)
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
-            dropLinksAfterFinishing()
             // Awaiting tasks and callbacks (the pipeline scheduler) only now that the queue has
             // counted this operation out of its dependents: a dependent that one of them adds to
             // a queue is ready at once. Resumed earlier, an awaiting `queue.run(next)` could
@@ -703,20 +713,6 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             for case (_, .callback(let callback)) in observers {
                 callback()
             }
-        }
-    }
-
-    /// Lets go of the operations this one depended on, now that nothing needs them: its
-    /// dependencies (Foundation retains them) and, for a chained operation, its typed upstream.
-    ///
-    /// Releasing the last reference to a long chain would otherwise free it recursively, one
-    /// level of the stack per step — enough to overflow the 512 KiB stack of Darwin's secondary
-    /// threads at tens of thousands of steps. Unlinked as they finish, the steps of a chain that
-    /// has run refer to none another. Foundation's own members, never a subclass's overrides:
-    /// this runs while the operation finishes. `dependencies` is empty afterwards.
-    func dropLinksAfterFinishing() {
-        for dependency in super.dependencies {
-            super.removeDependency(dependency)
         }
     }
 

@@ -69,10 +69,11 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     ///
     /// The types are checked by the compiler. Call it before the operation is queued. A later
     /// call replaces the upstream (the earlier dependency stays). An input given at creation
-    /// still wins. Once this operation has finished it no longer holds `upstream`, neither as
-    /// the source of its input nor as a dependency; ``input`` stays readable.
+    /// still wins. `upstream` stays in `dependencies` after this operation has finished, as
+    /// Foundation keeps dependencies; releasing a long chain frees it one operation at a time,
+    /// never recursively (Design.md, "Releasing long chains").
     public func takeInput<UpstreamFailure: Error>(from upstream: AsyncResultOperation<Input, UpstreamFailure>) {
-        // The upstream replaced is released after the lock, as in `dropLinksAfterFinishing()`.
+        // The upstream replaced is released after the lock: it may be the last reference to it.
         let replaced = lock.withCriticalSection { exchange(&typedUpstream, with: upstream) }
         withExtendedLifetime(replaced) {}
         addDependency(upstream)
@@ -83,15 +84,8 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
         lock.withCriticalSection { typedUpstream }
     }
 
-    override func dropLinksAfterFinishing() {
-        // Released after the lock: it may be the upstream's last reference, and its deinit is
-        // not to run under this operation's lock.
-        let upstream = lock.withCriticalSection {
-            defer { typedUpstream = nil }
-            return typedUpstream
-        }
-        withExtendedLifetime(upstream) {}
-        super.dropLinksAfterFinishing()
+    override func takeLinkForRelease() -> AnyObject? {
+        lock.withCriticalSection { exchange(&typedUpstream, with: nil) }
     }
 
     override func prepareToRun() -> Bool {

@@ -313,7 +313,6 @@ final class GraphScheduler: @unchecked Sendable {
         while let (node, observed) = pending.popLast() {
             let operation = operations[node]
             OperationQueue.releaseForeignClaim(on: operation)
-            unlinkFinishedEdges(of: node)
             // Read outside the lock: they ask the operations themselves.
             let failure =
                 operation.stepFailed ? FinishedFailure(operation, dependents: dependents[node], in: operations) : nil
@@ -339,22 +338,6 @@ final class GraphScheduler: @unchecked Sendable {
             for node in observeAndAdmit(action.launch) {
                 pending.append((node, false))
             }
-        }
-    }
-
-    /// Removes the in-set dependency edges between `node`, just finished, and the finished
-    /// operations on their other end, for operations that are not the package's (those unlink
-    /// themselves when they finish): a chain that has run then holds no chain of references,
-    /// whose release would recurse one stack level per step.
-    private func unlinkFinishedEdges(of node: Int) {
-        let operation = operations[node]
-        if !(operation is AsyncOperation) {
-            for dependency in dependencies[node] where operations[dependency].isFinished {
-                operation.removeDependency(operations[dependency])
-            }
-        }
-        for dependent in dependents[node] where !(operations[dependent] is AsyncOperation) {
-            if operations[dependent].isFinished { operations[dependent].removeDependency(operation) }
         }
     }
 

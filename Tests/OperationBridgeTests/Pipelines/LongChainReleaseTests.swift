@@ -2,12 +2,14 @@ import Foundation
 import OperationBridge
 import Testing
 
-/// Releasing the last reference to a long chain that has run must not recurse once per step:
-/// Darwin's secondary threads (GCD, the cooperative pool) have 512 KiB of stack, and peers'
-/// trackers show this cascade crashing apps. Steps let go of their upstreams as they finish (and
-/// pipelines unlink the operations that are not the package's), so a finished chain is a set of
-/// unrelated operations. Each chain is built one way, run to the end, and released on a `Thread`
-/// whose stack is 512 KiB; a recursive release would overflow it and crash the test process.
+/// Releasing the last reference to a long chain must not recurse once per step, whether the
+/// chain ran or not: Darwin's secondary threads (GCD, the cooperative pool) have 512 KiB of stack,
+/// and peers' trackers show this cascade crashing apps. Foundation recurses (a few thousand
+/// unqueued `BlockOperation`s overflow such a stack, see the exit test below); the package's
+/// operations hand their links to `IterativeRelease` as they are freed instead, and keep
+/// `dependencies` as Foundation does until then. Each chain is built one way, run to the end,
+/// cancelled or left alone, and released on a `Thread` whose stack is 512 KiB; a recursive
+/// release would overflow it and crash the test process.
 ///
 /// 100,000 steps by default (`OPERATIONBRIDGE_STRESS_SCALE` scales it; the sanitizer runs use
 /// 20,000, still far deeper than the stack allows for a recursive release).
@@ -16,59 +18,96 @@ struct LongChainReleaseTests {
     static let length = Stress.iterations(100_000)
 
     enum Construction: String, CaseIterable, Sendable {
-        /// `upstream.then { … }`, run step by step with `queue.run`.
+        /// `upstream.then { … }`; run step by step with `queue.run`.
         case then
-        /// `ChainedTaskOperation(inputFrom:)` (`takeInput(from:)`), run step by step.
+        /// `ChainedTaskOperation(inputFrom:)` (`takeInput(from:)`); run step by step.
         case takeInput
-        /// `TaskOperation`s linked with `addDependency(_:)`, run step by step.
+        /// `TaskOperation`s linked with `addDependency(_:)`; run step by step.
         case addDependency
-        /// `then` steps handed to a `Pipeline`.
+        /// `then` steps; run by a `Pipeline`.
         case thenInAPipeline
-        /// `BlockOperation`s linked with `addDependency(_:)`, handed to a `Pipeline`.
-        case blockOperationsInAPipeline
-        /// `then` steps handed to `results(of:)`.
+        /// `then` steps; run through `results(of:)`.
         case thenInAResultsSequence
+        /// `then` steps as a `GroupOperation`'s children; run by the group.
+        case groupChildren
+        /// Package steps with a glue `BlockOperation` after every fourth one; run by a `Pipeline`.
+        case withGlueOperations
     }
 
-    @Test(arguments: Construction.allCases)
-    func releasingAFinishedChainDoesNotRecurse(construction: Construction) async throws {
-        let queue = OperationQueue()
+    /// What happens to the chain before it is released.
+    enum Fate: String, CaseIterable, Sendable {
+        /// Run to the end.
+        case ran
+        /// Built and dropped, never queued (a screen closed before it started).
+        case neverRan
+        /// Every step cancelled, never queued.
+        case cancelledBeforeQueueing
+    }
+
+    @Test(arguments: Construction.allCases, Fate.allCases)
+    func releasingAChainDoesNotRecurse(construction: Construction, fate: Fate) async throws {
         let headReleased = Trigger()
         let tailReleased = Trigger()
         let chain = ChainBox(
-            try await run(
-                Self.length, construction, on: queue,
+            try await build(
+                Self.length, construction, fate,
                 probes: (DeinitProbe(headReleased), DeinitProbe(tailReleased))))
-        // Nothing links the finished steps any more (deterministic: steps unlink before their
-        // awaiters resume, pipelines before they count a step as finished).
-        #expect(chain.operations.allSatisfy { $0.dependencies.isEmpty })
+        // `dependencies` is kept, as Foundation keeps it, after the steps finished or not.
+        #expect(chain.operations[1..<Self.length].allSatisfy { !$0.dependencies.isEmpty })
+        // Released head first, the order an array drops its elements: every step but the last
+        // is still held by its dependent, so freeing the last one frees the whole chain.
         await releaseOnASmallStack(chain)
-        // Freed — by the small thread, or by a thread that still held one step for a moment
-        // after finishing it; either way without recursing through the chain.
         #expect(await headReleased.wait())
         #expect(await tailReleased.wait())
     }
 
-    /// Builds a chain of `length` steps whose first and last steps hold `probes`, and runs it to
-    /// the end.
-    private func run(
-        _ length: Int, _ construction: Construction, on queue: OperationQueue,
+    /// Builds a chain of `length` steps whose first and last steps hold `probes`, and runs it,
+    /// cancels it or leaves it as `fate` says. The group's children are returned with the group
+    /// last, so that the group is released after them.
+    private func build(
+        _ length: Int, _ construction: Construction, _ fate: Fate,
         probes: (head: DeinitProbe, tail: DeinitProbe)
     ) async throws -> [Operation] {
+        let steps = makeSteps(length, construction, probes: probes)
+        switch fate {
+        case .neverRan:
+            return steps
+        case .cancelledBeforeQueueing:
+            for step in steps { step.cancel() }
+            #expect(steps.allSatisfy { $0.isCancelled && !$0.isFinished })
+            return steps
+        case .ran:
+            let queue = OperationQueue()
+            switch construction {
+            case .then, .takeInput, .addDependency:
+                for step in steps { try await queue.runUntilFinished(step) }
+            case .thenInAPipeline, .withGlueOperations:
+                try await Pipeline(steps, on: queue).waitForCompletion()
+            case .thenInAResultsSequence:
+                _ = await (try queue.results(of: steps.map { $0 as! AsyncResultOperation<Int, Never> })).collect()
+            case .groupChildren:
+                let group = try GroupOperation<Void, Never>(steps)
+                try await queue.runUntilFinished(group)
+                #expect(group.isFinished)
+                #expect(steps.allSatisfy { $0.isFinished })
+                return steps + [group]
+            }
+            #expect(steps.allSatisfy { $0.isFinished })
+            if let last = steps.last as? AsyncResultOperation<Int, Never>, construction != .addDependency {
+                #expect(last.result == .success(construction == .withGlueOperations ? 1 : length - 1))
+            }
+            return steps
+        }
+    }
+
+    private func makeSteps(
+        _ length: Int, _ construction: Construction, probes: (head: DeinitProbe, tail: DeinitProbe)
+    ) -> [Operation] {
         switch construction {
-        case .then, .thenInAPipeline, .thenInAResultsSequence:
+        case .then, .thenInAPipeline, .thenInAResultsSequence, .groupChildren:
             var steps: [AsyncResultOperation<Int, Never>] = [ProbedStart(probes.head)]
             for _ in 2..<length { steps.append(steps.last!.then { $0 + 1 }) }
             steps.append(ProbedIncrement(inputFrom: steps.last!, probes.tail))
-            switch construction {
-            case .then:
-                for step in steps { _ = await queue.run(step) }
-            case .thenInAPipeline:
-                try await Pipeline(steps, on: queue).waitForCompletion()
-            default:
-                _ = await (try queue.results(of: steps)).collect()
-            }
-            #expect(steps.last!.result == .success(length - 1))
             return steps
         case .takeInput:
             var steps: [AsyncResultOperation<Int, Never>] = [ProbedStart(probes.head)]
@@ -76,8 +115,6 @@ struct LongChainReleaseTests {
                 steps.append(ChainedTaskOperation(inputFrom: steps.last!) { (value: Int) async -> Int in value + 1 })
             }
             steps.append(ProbedIncrement(inputFrom: steps.last!, probes.tail))
-            for step in steps { _ = await queue.run(step) }
-            #expect(steps.last!.result == .success(length - 1))
             return steps
         case .addDependency:
             var steps: [AsyncResultOperation<Int, Never>] = [ProbedStart(probes.head)]
@@ -87,20 +124,52 @@ struct LongChainReleaseTests {
                 step.addDependency(steps.last!)
                 steps.append(step)
             }
-            for step in steps { _ = await queue.run(step) }
             return steps
-        case .blockOperationsInAPipeline:
-            var steps: [Operation] = []
-            for index in 0..<length {
-                let probe = index == 0 ? probes.head : index == length - 1 ? probes.tail : nil
-                let step = ProbedBlockOperation(releaseProbe: probe) {}
-                if let previous = steps.last { step.addDependency(previous) }
+        case .withGlueOperations:
+            // Each step depends on the one before it, a `BlockOperation` every fourth step; the
+            // last takes its input from the last `TaskOperation` (0), so its result is 1.
+            var steps: [Operation] = [ProbedStart(probes.head)]
+            var lastResult: AsyncResultOperation<Int, Never> = steps[0] as! AsyncResultOperation<Int, Never>
+            for index in 1..<length {
+                let step: Operation
+                if index == length - 1 {
+                    step = ProbedIncrement(inputFrom: lastResult, probes.tail)
+                } else if index % 4 == 0 {
+                    step = BlockOperation {}
+                } else {
+                    let result = TaskOperation { 0 }
+                    lastResult = result
+                    step = result
+                }
+                step.addDependency(steps.last!)
                 steps.append(step)
             }
-            try await Pipeline(steps, on: queue).waitForCompletion()
             return steps
         }
     }
+
+    #if EXIT_TESTS
+        /// The differential half: Foundation's own operations free a chain recursively, so a chain
+        /// of 20,000 plain `BlockOperation`s that never ran overflows a 512 KiB stack when
+        /// released. The package's operations above do not; operations that are not the
+        /// package's keep Foundation's behaviour (the Pipelines article, "Very long chains").
+        @Test func foundationsOwnChainOverflowsTheSameStack() async {
+            await #expect(processExitsWith: .failure) {
+                await releaseOnASmallStack(ChainBox(blockOperationChain(20_000)))
+            }
+        }
+    #endif
+}
+
+/// `length` `BlockOperation`s, each depending on the one before.
+private func blockOperationChain(_ length: Int) -> [Operation] {
+    var steps: [Operation] = []
+    for _ in 0..<length {
+        let step = BlockOperation {}
+        if let previous = steps.last { step.addDependency(previous) }
+        steps.append(step)
+    }
+    return steps
 }
 
 /// A first step that reports 0 and says when it is freed.

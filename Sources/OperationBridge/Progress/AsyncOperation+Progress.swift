@@ -85,8 +85,9 @@ extension AsyncOperation {
             let queueProgress = QueueProgressLookup.shared.reportingProgress(of: queue)
         else { return }
         let progress = operationProgress
-        FoundationProgressViews.lock.withCriticalSection {
-            queueProgress.addChild(progress.makeView(), withPendingUnitCount: 1)
-        }
+        // Made under the creation lock, added outside it: on Apple platforms the queue's
+        // `progress` may have KVO observers, which run inside `addChild` on this thread.
+        let view = FoundationProgressViews.create { moved in progress.makeView(moved: &moved) }
+        FoundationProgressViews.writing { queueProgress.addChild(view, withPendingUnitCount: 1) }
     }
 }

@@ -44,8 +44,9 @@ import Foundation
 public final class OperationProgress: @unchecked Sendable {
     // Safety: every `var` below is only touched while holding `lock`; `reported` synchronizes
     // itself (reports add to it without `lock`). Foundation's `Progress` objects (`views`) are
-    // written only while also holding `FoundationProgressViews.lock` (see there), taken before
-    // `lock`, never after.
+    // created while holding `FoundationProgressViews.lock` (see there), taken before `lock`, never
+    // after; they are written by one thread at a time (`viewWriting`), inside
+    // `FoundationProgressViews.writing(_:)`: on Linux that lock, on Apple platforms no lock.
     private let lock = OperationLock()
     private let children: [Child]?
     /// The units reported until the operation finishes, added to without `lock`.
@@ -71,6 +72,20 @@ public final class OperationProgress: @unchecked Sendable {
     /// without the runtime's exclusivity check (Design.md, "CPU per operation").
     @exclusivity(unchecked) private var views: [Progress] = []
     private var primaryView: Progress?
+    /// Who writes the views (``refreshViews()``): one thread at a time, which writes what the
+    /// others asked for as well, so that no thread waits for another — and no lock of the
+    /// package's is held while Foundation runs KVO observers on Apple platforms.
+    private var viewWriting = ViewWriting.idle
+
+    private enum ViewWriting {
+        /// No thread is writing the views.
+        case idle
+        /// A thread is writing the views.
+        case writing
+        /// A thread is writing the views, and the state changed since it read it: it writes
+        /// them again before it stops.
+        case writingAgain
+    }
 
     /// An operation's child in an aggregate, with its weight.
     private struct Child {
@@ -276,7 +291,7 @@ public final class OperationProgress: @unchecked Sendable {
             cancelled = true
             return !views.isEmpty
         }
-        if hasViews { refreshViews() }
+        if hasViews { refreshViews(final: true) }
     }
 
     /// The operation has finished: completes the progress if it ran its work (`ran`) and was not
@@ -289,7 +304,7 @@ public final class OperationProgress: @unchecked Sendable {
             finishLocked(cancelled: wasCancelled, ran: ran)
             return (!views.isEmpty, runner)
         }
-        if hasViews { refreshViews() }
+        if hasViews { refreshViews(final: true) }
     }
 
     /// Marks the progress finished — and, for an operation's own progress, complete when the
@@ -323,51 +338,63 @@ public final class OperationProgress: @unchecked Sendable {
     /// through its `cancellationHandler`, which Foundation may call on another thread: the
     /// operation is cancelled soon after `cancel()` returns, not necessarily before (cancel the
     /// operation itself where that matters). Once the operation has finished, or been released
-    /// (a handle kept from an operation that never ran), it cancels nothing. The package writes
-    /// it while holding a lock of its own, so on Apple platforms your KVO observers of it (and of
-    /// its parents) run inside that lock: they may report progress, but must not wait for
-    /// another thread that does (hop with `DispatchQueue.main.async`, never `sync`). On Apple
-    /// platforms `Progress` is thread-safe. On Linux Foundation's `Progress` takes no lock at
-    /// all: read it where the package does not write it (after the work has finished), or read
-    /// ``snapshot`` instead.
+    /// (a handle kept from an operation that never ran), it cancels nothing.
+    ///
+    /// On Apple platforms, KVO observers of it (and of its parents, a queue's `progress`
+    /// included) run synchronously on the thread that changed the progress — the one reporting,
+    /// finishing or cancelling the operation, often a thread of the cooperative pool or of the
+    /// operation's queue, never the main thread unless that is where the change was made — or
+    /// on the thread writing this progress's views at that moment, which writes the other's
+    /// change too. No lock of the package's is held while they run, so an observer may report
+    /// progress, read the operation, or hop to the main thread with `DispatchQueue.main.sync`;
+    /// update UI from the main thread as usual. On Apple platforms `Progress` is thread-safe. On
+    /// Linux Foundation's `Progress` takes no lock at all and has no KVO: read it where the
+    /// package does not write it (after the work has finished), or read ``snapshot`` instead.
     public var foundationProgress: Progress {
-        FoundationProgressViews.lock.withCriticalSection {
+        FoundationProgressViews.create { moved in
             if let primaryView = lock.withCriticalSection({ primaryView }) { return primaryView }
-            let view = makeView()
+            let view = makeView(moved: &moved)
             lock.withCriticalSection { primaryView = view }
             return view
         }
     }
 
-    /// A new Foundation `Progress` that follows this one, to hand to a parent. Callers hold
-    /// `FoundationProgressViews.lock`.
-    func makeView() -> Progress {
+    /// A new Foundation `Progress` that follows this one, to hand to a parent. Called inside
+    /// `FoundationProgressViews.create(_:)`, which refreshes the views of the progress objects
+    /// added to `moved` once it has let go of its lock.
+    func makeView(moved: inout [OperationProgress]) -> Progress {
         let view = Progress(parent: nil, userInfo: nil)
         if let children {
             // An aggregate's `total` is the sum of its weights, which never changes.
             view.totalUnitCount = lock.withCriticalSection { total }
             for child in children {
-                view.addChild(Self.view(of: child.operation), withPendingUnitCount: child.weight)
+                view.addChild(Self.view(of: child.operation, moved: &moved), withPendingUnitCount: child.weight)
             }
         }
-        let owner = lock.withCriticalSection { () -> Operation? in
-            views.append(view)
-            // Before the view's first state is read below (see `ReportedUnits`).
-            reported.markViewsAdded()
-            return runningOwner ?? self.owner
-        }
+        let owner = lock.withCriticalSection { runningOwner ?? self.owner }
         if let owner {
             view.cancellationHandler = { [weak owner] in owner?.cancel() }
         }
-        write(lock.withCriticalSection { viewStateLocked() }, to: view)
+        // Written before anyone else can reach it (no observer yet, no other writer); then
+        // listed, and written again after the creation if the state moved meanwhile.
+        let initial = lock.withCriticalSection { viewStateLocked() }
+        FoundationProgressViews.writing { write(initial, to: view) }
+        let changed = lock.withCriticalSection { () -> Bool in
+            views.append(view)
+            // Before the state is read again below (see `ReportedUnits`): a report from now on
+            // refreshes the views itself.
+            reported.markViewsAdded()
+            return viewStateLocked() != initial
+        }
+        if changed { moved.append(self) }
         return view
     }
 
-    /// A Foundation `Progress` that follows `operation`. Callers hold
-    /// `FoundationProgressViews.lock`.
-    private static func view(of operation: Operation) -> Progress {
+    /// A Foundation `Progress` that follows `operation`. Called inside
+    /// `FoundationProgressViews.create(_:)`.
+    private static func view(of operation: Operation, moved: inout [OperationProgress]) -> Progress {
         if let operation = operation as? AsyncOperation {
-            return operation.operationProgress.makeView()
+            return operation.operationProgress.makeView(moved: &moved)
         }
         // Not the package's: one unit, completed when it finishes.
         let view = Progress(parent: nil, userInfo: nil)
@@ -377,9 +404,9 @@ public final class OperationProgress: @unchecked Sendable {
             // Asked before this closure takes the lock: `isCancelled` may be a subclass's
             // override. (Called at once, for an operation that has finished already, the caller
             // holds the lock: the override then runs inside it, as `isFinished` does in
-            // `FinishObservation.observe`.)
+            // `FinishObservation.observe`.) One write, which only moves forward.
             let cancelled = operation.isCancelled
-            FoundationProgressViews.lock.withCriticalSection {
+            FoundationProgressViews.writing {
                 if cancelled { view.cancel() } else { view.completedUnitCount = 1 }
             }
         }
@@ -387,27 +414,68 @@ public final class OperationProgress: @unchecked Sendable {
         return view
     }
 
-    /// Writes the current state to every view.
-    private func refreshViews() {
-        FoundationProgressViews.lock.withCriticalSection {
+    /// A view was made while the state moved: writes the views again (see
+    /// ``FoundationProgressViews/create(_:)``).
+    fileprivate func viewsMissedAChange() {
+        refreshViews(final: true)
+    }
+
+    /// Writes the current state to every view, or leaves it to the thread writing them now.
+    ///
+    /// One thread writes at a time, and never waits: a thread that finds another writing marks
+    /// the state as changed and returns, and the writer writes again before it stops. So KVO
+    /// observers run on the thread that changed the progress, or on the one writing at that
+    /// moment, with no lock of the package's held on Apple platforms. `final` (the finish, a
+    /// cancellation, a view that missed a change) also writes at once even when another thread
+    /// is writing: a complete or cancelled view stays so, so a stale write of the other thread
+    /// cannot undo it, and whoever is told of the finish after this call sees it.
+    private func refreshViews(final: Bool = false) {
+        let claimed = lock.withCriticalSection { () -> Bool in
+            guard viewWriting == .idle else {
+                viewWriting = .writingAgain
+                return false
+            }
+            viewWriting = .writing
+            return true
+        }
+        if !claimed {
+            guard final else { return }
+            let (views, state) = lock.withCriticalSection { (self.views, viewStateLocked()) }
+            FoundationProgressViews.writing { for view in views { write(state, to: view) } }
+            return
+        }
+        while true {
             // One read for every view: each shows the same state.
             let (views, state) = lock.withCriticalSection { () -> ([Progress], ViewState) in
-                (self.views, viewStateLocked())
+                viewWriting = .writing
+                return (self.views, viewStateLocked())
             }
-            for view in views { write(state, to: view) }
+            FoundationProgressViews.writing { for view in views { write(state, to: view) } }
+            let again = lock.withCriticalSection { () -> Bool in
+                guard viewWriting == .writingAgain else {
+                    viewWriting = .idle
+                    return false
+                }
+                return true
+            }
+            if !again { return }
         }
     }
 
     /// What a Foundation view shows.
-    private typealias ViewState = (completed: Int64, total: Int64, cancelled: Bool)
+    private struct ViewState: Equatable {
+        let completed: Int64
+        let total: Int64
+        let cancelled: Bool
+    }
 
     /// The state the views show. Callers hold `lock`.
     private func viewStateLocked() -> ViewState {
-        (completedLocked, total, cancelled)
+        ViewState(completed: completedLocked, total: total, cancelled: cancelled)
     }
 
     /// Writes `state` (read with ``viewStateLocked()`` after `view` was added to `views`) to
-    /// `view`. Callers hold `FoundationProgressViews.lock`, not `lock`.
+    /// `view`. Callers are inside `FoundationProgressViews.writing(_:)`, and do not hold `lock`.
     private func write(_ state: ViewState, to view: Progress) {
         // Foundation's parents (on Linux) count a child each time it is written complete, and
         // take a child with no total and a count as complete: so a view shows no count while the
@@ -424,13 +492,40 @@ public final class OperationProgress: @unchecked Sendable {
     }
 }
 
-/// The lock under which the package writes Foundation `Progress` objects.
+/// How the package serializes its Foundation `Progress` objects.
 ///
 /// Foundation's `Progress` on Linux has no locking at all: a write updates the object and then
-/// its parents with plain stores, so two threads updating children of one parent corrupt it. The
-/// package serializes its own writes — to its views, and a child added to a queue's `progress` —
-/// with this one lock. Recursive: on Apple platforms a KVO observer of a view runs on the writing
-/// thread, inside the lock, and may report progress itself.
+/// its parents with plain stores, so two threads updating children of one parent corrupt it.
+/// On Apple platforms `Progress` is thread-safe, and a write runs the KVO observers of the object
+/// and its parents synchronously, on the writing thread: an observer that hops to the main thread
+/// synchronously (`DispatchQueue.main.sync`) would deadlock against a main thread waiting for a
+/// lock the writer holds. So:
+///
+/// - ``lock`` is held while views are created (``create(_:)``: no observer can be attached to an
+///   object not yet handed out) and, on Linux only, while they are written (Linux has no KVO, so
+///   no observer runs inside it). Recursive: a creation may run a subclass's `isCancelled`.
+/// - ``writing(_:)`` wraps every write to a view that may be observed: on Linux it takes
+///   ``lock``; on Apple platforms it takes nothing, and each progress lets one thread at a time
+///   write its views (`OperationProgress.refreshViews(final:)`), without waiting.
 enum FoundationProgressViews {
     static let lock = NSRecursiveLock()
+
+    /// Runs `body`, which makes new views, holding ``lock``; then, without it, brings up to date
+    /// the views of the progress objects `body` added to its argument (their state moved while
+    /// their new view was being made).
+    static func create<Result>(_ body: (inout [OperationProgress]) -> Result) -> Result {
+        var moved: [OperationProgress] = []
+        let result = lock.withCriticalSection { body(&moved) }
+        for progress in moved { progress.viewsMissedAChange() }
+        return result
+    }
+
+    /// Runs `body`, which writes Foundation `Progress` objects that may be observed.
+    static func writing<Result>(_ body: () -> Result) -> Result {
+        #if canImport(Darwin)
+            body()
+        #else
+            lock.withCriticalSection(body)
+        #endif
+    }
 }

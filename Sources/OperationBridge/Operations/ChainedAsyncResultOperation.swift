@@ -67,15 +67,27 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
 
     /// Takes the input from `upstream`'s success value, and makes this operation depend on it.
     ///
-    /// The types are checked by the compiler. Call it before the operation is queued. A later
+    /// The types are checked by the compiler. Call it before the operation is queued: called once
+    /// the operation has started, it traps with a message naming the operation (a programmer
+    /// error: the input was resolved already, and would silently be missing). A later
     /// call replaces the upstream (the earlier dependency stays). An input given at creation
     /// still wins. `upstream` stays in `dependencies` after this operation has finished, as
     /// Foundation keeps dependencies; releasing a long chain frees it one operation at a time,
     /// never recursively (Design.md, "Releasing long chains").
     public func takeInput<UpstreamFailure: Error>(from upstream: AsyncResultOperation<Input, UpstreamFailure>) {
         // The upstream replaced is released after the lock: it may be the last reference to it.
-        let replaced = lock.withCriticalSection { exchange(&typedUpstream, with: upstream) }
+        let (replaced, started) = lock.withCriticalSection { () -> ((any ChainedInputProviding)?, Bool) in
+            if lifecycle.hasStarted { return (nil, true) }
+            return (exchange(&typedUpstream, with: upstream), false)
+        }
         withExtendedLifetime(replaced) {}
+        if started {
+            // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+            let name = self.name.map { " '\($0)'" } ?? ""
+            fatalError(
+                "takeInput(from:) on \(type(of: self))\(name) came too late: it has started, and resolved its input "
+                    + "already. Call takeInput(from:) before adding the operation to a queue.")
+        }
         addDependency(upstream)
     }
 

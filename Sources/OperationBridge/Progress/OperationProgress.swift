@@ -164,18 +164,30 @@ public final class OperationProgress: @unchecked Sendable {
     /// The units of work completed. The work sets it, or adds to it with ``advance(by:)``.
     ///
     /// For an aggregate, the weights of its completed operations; setting it traps (a programmer
-    /// error). Setting it after the operation has finished does nothing. Thread-safe.
+    /// error), as does setting a negative count. Setting it after the operation has finished
+    /// does nothing. Thread-safe.
     public var completedUnitCount: Int64 {
         get { children == nil ? lock.withCriticalSection { completedLocked } : snapshot.completedUnitCount }
-        set { report { $0.reported.store(newValue) } }
+        set {
+            if newValue < 0 { Self.negativeCount("completedUnitCount = \(newValue)") }
+            report { $0.reported.store(newValue) }
+        }
     }
 
     /// Adds `units` to ``completedUnitCount``: one atomic addition on Linux (a short lock on Apple
     /// platforms), no allocation, so the work may report every unit, however many. Does nothing
-    /// once the operation has finished; traps on an aggregate (a programmer error). Thread-safe.
+    /// once the operation has finished; traps on an aggregate and on a negative count (programmer
+    /// errors: the work cannot take back what it reported). Thread-safe.
     public func advance(by units: Int64 = 1) {
         checkReportable()
+        if units < 0 { Self.negativeCount("advance(by: \(units))") }
         if reported.add(units) { refreshViews() }
+    }
+
+    /// Traps: a negative count is a programmer error (the work cannot undo what it reported).
+    private static func negativeCount(_ call: String) -> Never {
+        // `fatalError`, not `preconditionFailure`: the message must survive release builds.
+        fatalError("OperationProgress.\(call): a count of units cannot be negative.")
     }
 
     /// Applies a report, unless the operation has finished, and brings the Foundation views up to

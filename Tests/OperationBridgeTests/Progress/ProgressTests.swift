@@ -765,5 +765,23 @@ struct ProgressUpdatesTests {
                 _ = TaskOperation { 1 }.operationProgress.updates(every: .zero)
             }
         }
+
+        /// A negative count traps (it reported `-5 of 10` before); zero is an ordinary report.
+        @Test("Programmer errors trap: a negative report, a negative count")
+        func negativeCountsTrap() async {
+            await #expect(processExitsWith: .failure) {
+                let progress = TaskOperation { 1 }.operationProgress
+                progress.totalUnitCount = 10
+                progress.advance(by: -5)
+            }
+            await #expect(processExitsWith: .failure) {
+                TaskOperation { 1 }.operationProgress.completedUnitCount = -1
+            }
+            let progress = TaskOperation { 1 }.operationProgress
+            progress.totalUnitCount = 10
+            progress.advance(by: 0)
+            progress.advance(by: 3)
+            #expect(progress.completedUnitCount == 3)
+        }
     #endif
 }

@@ -112,5 +112,33 @@ import Testing
                 _ = try? await queue.run(operation)  // added a second time: Foundation traps
             }
         }
+
+        /// `takeInput(from:)` once the operation has started traps with its name; it used to be
+        /// ignored, and the step then failed with its own missing-input error.
+        @Test("takeInput(from:) after the operation started traps")
+        func takeInputAfterTheStartTraps() async throws {
+            await #expect(processExitsWith: .failure) {
+                let step = LateInputStep()
+                step.name = "late"
+                step.start()
+                step.takeInput(from: TaskOperation { 1 })
+            }
+            // Before the start it is fine, twice too: the later upstream provides the input (the
+            // earlier one stays a dependency).
+            let earlier = TaskOperation { 1 }
+            let later = TaskOperation { 2 }
+            let step = LateInputStep()
+            step.takeInput(from: earlier)
+            step.takeInput(from: later)
+            let queue = OperationQueue()
+            queue.addOperation(earlier)
+            queue.addOperation(later)
+            #expect(try await queue.run(step) == 3)
+        }
     #endif
+}
+
+/// A classic chained step that adds 1 to its input.
+private final class LateInputStep: ChainedAsyncResultOperation<Int, Int, any Error>, @unchecked Sendable {
+    override func main() { finish(with: .success((input ?? -10) + 1)) }
 }

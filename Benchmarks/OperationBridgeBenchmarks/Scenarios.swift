@@ -163,7 +163,7 @@ struct Scenarios {
 
         if wanted("timeout") {
             // The price of a time limit: the same awaits with a generous timeout (never reached)
-            // against none. Each arms and cancels a deadline of the shared dispatch timer.
+            // against none. Each arms and cancels a deadline of the ContinuousClock timer heap.
             rows.append(
                 await compare(
                     "await \(awaitCount) concurrently with a 60 s timeout vs without", rounds: rounds, target: 1.30,

@@ -122,7 +122,7 @@ struct DeadlineAwaitTests {
             finished.start()
             try await finished.waitForCompletion()
             #expect(try await finished.value(timeout: timeout, clock: clock) == 7)
-            // And on the real clock, through the shared dispatch timer.
+            // And on the real clock, through the ContinuousClock timer heap.
             let real = ManualResultOperation<Int, SlowServiceError>()
             await #expect(throws: SlowServiceError.timedOut) { try await real.value(timeout: timeout) }
         }
@@ -177,7 +177,7 @@ struct DeadlineAwaitTests {
         try await glue.waitForCompletion()
     }
 
-    @Test("The shared dispatch timer: thousands of deadlines cancelled and fired, interleaved")
+    @Test("The ContinuousClock timer heap: thousands of deadlines cancelled and fired, interleaved")
     func sharedTimerUnderLoad() async throws {
         let queue = OperationQueue()
         let count = Stress.iterations(2_000)

@@ -690,16 +690,26 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         withExtendedLifetime(self) {
             if wasExecuting { willChangeValue(forKey: "isExecuting") }
             willChangeValue(forKey: "isFinished")
-            let (observers, rareWork, cancelled, ran) = lock.withCriticalSection {
+            // The progress ends first, while the operation is still finishing: until
+            // `completeFinish()` no awaiter can return (`installWaiter` and `reserveWaitID` see an
+            // unfinished operation) and no lifecycle observer or `whenFinished` handler has been
+            // posted `.finished`, so every one of them reads the final progress. The outcome is
+            // fixed while finishing (a cancellation is no longer recorded); a progress made after
+            // this read is made finished (`progressLocked(handedOut:)`).
+            let (progress, cancelled, ran) = lock.withCriticalSection {
+                (
+                    bodyProgress ?? rare?.progress, lifecycle.isCancellationRecorded,
+                    ranItsWorkLocked(executed: wasExecuting)
+                )
+            }
+            progress?.operationFinished(cancelled: cancelled, ran: ran)
+            let (observers, rareWork) = lock.withCriticalSection {
                 attachedTask = nil
                 admittedQueueLocked = nil
-                let ran = ranItsWorkLocked(executed: wasExecuting)
-                return (lifecycle.completeFinish(), rare?.finished(), lifecycle.isCancellationRecorded, ran)
+                return (lifecycle.completeFinish(), rare?.finished())
             }
             for timer in rareWork?.timers ?? [] { timer.cancel() }
             if let keys = rareWork?.keys { ExclusivityCoordinator.shared.withdraw(keys) }
-            // Before anyone is told of the finish: an awaiter that reads the progress sees it ended.
-            (bodyProgress ?? rareWork?.progress)?.operationFinished(cancelled: cancelled, ran: ran)
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
             // Awaiting tasks and callbacks (the pipeline scheduler) only now that the queue has

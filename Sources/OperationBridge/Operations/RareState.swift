@@ -81,8 +81,6 @@ final class RareState: @unchecked Sendable {
         let timers: [DeadlineTimer]
         /// The exclusivity request whose keys to release.
         let keys: ExclusivityRequest?
-        /// The progress to complete.
-        let progress: OperationProgress?
         fileprivate let released: (ArmTimeLimit?, [LifecycleObserver])
     }
 
@@ -99,7 +97,7 @@ final class RareState: @unchecked Sendable {
             gate?.stage = .passed(nil)
         }
         return Finished(
-            timers: [timeLimitTimer, readinessTimer].compactMap { $0 }, keys: gate?.request, progress: progress,
+            timers: [timeLimitTimer, readinessTimer].compactMap { $0 }, keys: gate?.request,
             released: (armTimeLimit, lifecycleObservers))
     }
 }

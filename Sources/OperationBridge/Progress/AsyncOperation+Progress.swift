@@ -64,8 +64,10 @@ extension AsyncOperation {
         if let existing = state.progress {
             progress = existing
         } else {
+            // Made finished from the moment the operation is finishing: the finish has read
+            // the progress it ends already (see `sendFinishNotifications(wasExecuting:)`).
             progress = makeOperationProgress(
-                finished: lifecycle.isFinished, cancelled: lifecycle.isCancellationRecorded,
+                finished: lifecycle.isFinishingOrFinished, cancelled: lifecycle.isCancellationRecorded,
                 ran: ranItsWorkLocked(executed: lifecycle.didExecute))
             state.progress = progress
         }

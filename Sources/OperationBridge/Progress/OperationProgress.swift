@@ -151,7 +151,8 @@ public final class OperationProgress: @unchecked Sendable {
     // MARK: - Reporting
 
     /// The units of work in total. Set it from the work, as soon as it is known (before, the
-    /// operation counts as one unit); zero or less means unknown.
+    /// operation counts as one unit); below zero, or zero with nothing completed, means unknown.
+    /// A total of zero with units completed reads as done (fraction 1), as Foundation's `Progress`.
     ///
     /// For an aggregate, the sum of its weights; setting it traps (a programmer error: report on
     /// the operations). Setting it after the operation has finished does nothing. Thread-safe.
@@ -256,7 +257,7 @@ public final class OperationProgress: @unchecked Sendable {
     private func ownSnapshotLocked() -> ProgressSnapshot {
         // A finish that completed the progress left `completed >= total >= 1`: a fraction of 1.
         let completed = completedLocked
-        let fraction = total > 0 ? min(max(Double(completed) / Double(total), 0), 1) : 0
+        let fraction = ProgressSnapshot.fraction(completed: completed, total: total)
         return ProgressSnapshot(
             completedUnitCount: completed, totalUnitCount: total, fractionCompleted: fraction,
             isFinished: finished, isCancelled: cancelled)

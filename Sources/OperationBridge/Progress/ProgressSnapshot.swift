@@ -20,11 +20,12 @@ import Foundation
 public struct ProgressSnapshot: Sendable, Hashable, CustomStringConvertible {
     /// The units of work completed.
     public let completedUnitCount: Int64
-    /// The units of work in total; zero or less while unknown.
+    /// The units of work in total; zero or less while unknown (see ``fractionCompleted`` for zero).
     public let totalUnitCount: Int64
     /// How much of the work is done, from 0 to 1. `1` once an operation has run its work and
-    /// finished without being cancelled, whatever units it reported; `0` while the total is
-    /// unknown.
+    /// finished without being cancelled, whatever units it reported. As for Foundation's
+    /// `Progress`: `0` while the total is below zero or nothing is completed, and `1` for a total
+    /// of zero with units completed (zero of zero is indeterminate, one of zero is done).
     public let fractionCompleted: Double
     /// Whether the work has ended: the operation has finished (cancelled or not), or every
     /// operation of an aggregate has. The last snapshot of ``OperationProgress/updates(every:clock:)``.
@@ -38,6 +39,13 @@ public struct ProgressSnapshot: Sendable, Hashable, CustomStringConvertible {
     public var isIndeterminate: Bool {
         !isFinished
             && (totalUnitCount < 0 || completedUnitCount < 0 || (totalUnitCount == 0 && completedUnitCount == 0))
+    }
+
+    /// The fraction of an operation's own units, as Foundation's `Progress` computes it, kept
+    /// within 0 and 1 (Foundation reports more than 1 for more units than the total).
+    static func fraction(completed: Int64, total: Int64) -> Double {
+        if total > 0 { return min(max(Double(completed) / Double(total), 0), 1) }
+        return total == 0 && completed > 0 ? 1 : 0
     }
 
     /// The fraction as a percentage, in the words of Foundation's default description on Apple

@@ -785,3 +785,99 @@ struct ProgressUpdatesTests {
         }
     #endif
 }
+
+/// The finish completes the progress before anyone is told of it: an awaiter, a `whenFinished`
+/// handler reads the final progress. The race it guards against showed only in a fresh process,
+/// on its first operation (the first calls of a process are slow: lazy symbol binding, metadata),
+/// so each check runs as the first operation of a child process, many times.
+@Suite("Progress: finished before the finish is told", .serialized)
+struct ProgressFinishOrderTests {
+    /// Differential: Foundation's `Progress` first, then the snapshot of the same counts (counts
+    /// above the total are left out: the snapshot keeps its fraction within 0 and 1).
+    @Test(
+        "A total of zero with units completed: the snapshot says what Foundation's Progress says",
+        arguments: [(total: Int64(0), completed: Int64(1)), (0, 5), (0, 0), (-1, 1), (-1, 0), (10, 4), (10, 10)]
+    )
+    func zeroTotalAgreesWithFoundation(total: Int64, completed: Int64) {
+        let foundation = Progress(totalUnitCount: total)
+        foundation.completedUnitCount = completed
+        let progress = TaskOperation { 1 }.operationProgress
+        progress.totalUnitCount = total
+        progress.completedUnitCount = completed
+        let snapshot = progress.snapshot
+        #expect(snapshot.fractionCompleted == foundation.fractionCompleted)
+        #expect(snapshot.isIndeterminate == foundation.isIndeterminate)
+        #expect(!snapshot.isFinished)
+    }
+
+    @Test("Zero of zero, then one unit completed: 1, and not indeterminate, as Foundation says")
+    func zeroTotalOneCompleted() {
+        let foundation = Progress(totalUnitCount: 0)
+        foundation.completedUnitCount = 1
+        #expect(foundation.fractionCompleted == 1)
+        #expect(!foundation.isIndeterminate)
+        let progress = TaskOperation { 1 }.operationProgress
+        progress.totalUnitCount = 0
+        progress.completedUnitCount = 1
+        #expect(progress.snapshot.fractionCompleted == 1)
+        #expect(!progress.snapshot.isIndeterminate)
+        #expect(progress.fractionCompleted == 1)
+    }
+
+    #if EXIT_TESTS
+        /// `run`, `value`, `outcome` and `whenFinished`, each as the first operation of a fresh
+        /// process. Before the fix, of 1,000 processes each, `whenFinished` read an unfinished
+        /// progress in about 650, `run` and `outcome` in about 1 (more under load).
+        @Test("run, value, outcome and whenFinished see the progress finished and complete, in fresh processes")
+        func finishedProgressInFreshProcesses() async {
+            for _ in 0..<Stress.iterations(50) {
+                await #expect(processExitsWith: .success) {
+                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
+                        progress.advance(by: 4)
+                        return 1
+                    }
+                    _ = try? await OperationQueue().run(operation)
+                    ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "run")
+                }
+                await #expect(processExitsWith: .success) {
+                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
+                        progress.advance(by: 4)
+                        return 1
+                    }
+                    OperationQueue().addOperation(operation)
+                    _ = try? await operation.value
+                    ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "value")
+                }
+                await #expect(processExitsWith: .success) {
+                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
+                        progress.advance(by: 4)
+                        return 1
+                    }
+                    OperationQueue().addOperation(operation)
+                    _ = await operation.outcome
+                    ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "outcome")
+                }
+                await #expect(processExitsWith: .success) {
+                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
+                        progress.advance(by: 4)
+                        return 1
+                    }
+                    let snapshot = await withCheckedContinuation { continuation in
+                        operation.whenFinished(on: .dispatchQueue(DispatchQueue(label: "whenFinished"))) {
+                            continuation.resume(returning: operation.operationProgress.snapshot)
+                        }
+                        OperationQueue().addOperation(operation)
+                    }
+                    ProgressFinishOrderTests.checkComplete(snapshot, after: "whenFinished")
+                }
+            }
+        }
+
+        /// Exits the child process with a failure unless `snapshot` is finished and complete.
+        static func checkComplete(_ snapshot: ProgressSnapshot, after call: String) {
+            guard snapshot.isFinished, snapshot.fractionCompleted == 1, snapshot.completedUnitCount == 10 else {
+                fatalError("after \(call): \(snapshot)")
+            }
+        }
+    #endif
+}

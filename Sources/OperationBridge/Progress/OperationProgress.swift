@@ -492,10 +492,12 @@ public final class OperationProgress: @unchecked Sendable {
     private func write(_ state: ViewState, to view: Progress) {
         // Foundation's parents (on Linux) count a child each time it is written complete, and
         // take a child with no total and a count as complete: so a view shows no count while the
-        // total is unknown, never more than the total, and stops moving once complete.
+        // total is unknown, never more than the total, and stops moving once complete. A total
+        // that goes back to unknown is written -1, not 0: Linux's Foundation traps when a total
+        // goes from a positive value to 0.
         let viewComplete = view.totalUnitCount > 0 && view.completedUnitCount >= view.totalUnitCount
         if children == nil && !viewComplete {
-            let total = max(state.total, 0)
+            let total = state.total > 0 ? state.total : (view.totalUnitCount > 0 ? -1 : view.totalUnitCount)
             let completed = total > 0 ? min(max(state.completed, 0), total) : 0
             if view.totalUnitCount != total { view.totalUnitCount = total }
             if view.completedUnitCount != completed { view.completedUnitCount = completed }

@@ -89,6 +89,27 @@ struct ProgressTests {
         #expect(legacy.operationProgress.snapshot.completedUnitCount == 1)
     }
 
+    /// Linux's Foundation traps when a `Progress` total goes from a positive value to 0 (a plain
+    /// `Progress(totalUnitCount: 1)` set to 0 crashes the process); the package's view writes an
+    /// unknown total as -1 once it had one. It used to write 0, and this test crashed.
+    @Test("A total set back to zero after a Foundation view exists: the view shows it unknown")
+    func totalBackToZeroWithAView() async {
+        let operation = TaskOperation { 7 }
+        let progress = operation.operationProgress
+        progress.totalUnitCount = 10
+        progress.completedUnitCount = 3
+        let view = progress.foundationProgress
+        #expect(view.totalUnitCount == 10 && view.completedUnitCount == 3)
+        progress.totalUnitCount = 0
+        #expect(view.isIndeterminate)
+        #expect(view.completedUnitCount == 0)
+        progress.totalUnitCount = 4
+        progress.completedUnitCount = 2
+        #expect(view.totalUnitCount == 4 && view.completedUnitCount == 2)
+        #expect(await OperationQueue().run(operation) == 7)
+        #expect(view.fractionCompleted == 1)
+    }
+
     @Test("An operation that reports nothing is one unit, completed when it finishes")
     func silentOperationIsOneUnit() async {
         let operation = TaskOperation { 7 }

@@ -452,18 +452,11 @@ public final class OperationProgress: @unchecked Sendable {
             return true
         }
         if !claimed {
-            guard final else { return }
-            let (views, state) = lock.withCriticalSection { (self.views, viewStateLocked()) }
-            FoundationProgressViews.writing { for view in views { write(state, to: view) } }
+            if final { writeViews(claimingTheWriter: false) }
             return
         }
         while true {
-            // One read for every view: each shows the same state.
-            let (views, state) = lock.withCriticalSection { () -> ([Progress], ViewState) in
-                viewWriting = .writing
-                return (self.views, viewStateLocked())
-            }
-            FoundationProgressViews.writing { for view in views { write(state, to: view) } }
+            writeViews(claimingTheWriter: true)
             let again = lock.withCriticalSection { () -> Bool in
                 guard viewWriting == .writingAgain else {
                     viewWriting = .idle
@@ -473,6 +466,17 @@ public final class OperationProgress: @unchecked Sendable {
             }
             if !again { return }
         }
+    }
+
+    /// Writes the current state to every view: one read for every view, so each shows the same
+    /// state. `claimingTheWriter`: the caller is the view writer, and this pass covers every
+    /// change made until the read (see ``refreshViews(final:)``).
+    private func writeViews(claimingTheWriter: Bool) {
+        let (views, state) = lock.withCriticalSection { () -> ([Progress], ViewState) in
+            if claimingTheWriter { viewWriting = .writing }
+            return (self.views, viewStateLocked())
+        }
+        FoundationProgressViews.writing { for view in views { write(state, to: view) } }
     }
 
     /// What a Foundation view shows.

@@ -853,36 +853,24 @@ struct ProgressFinishOrderTests {
         func finishedProgressInFreshProcesses() async {
             for _ in 0..<Stress.iterations(50) {
                 await #expect(processExitsWith: .success) {
-                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
-                        progress.advance(by: 4)
-                        return 1
-                    }
+                    let operation = ProgressFinishOrderTests.reportingFour()
                     _ = try? await OperationQueue().run(operation)
                     ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "run")
                 }
                 await #expect(processExitsWith: .success) {
-                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
-                        progress.advance(by: 4)
-                        return 1
-                    }
+                    let operation = ProgressFinishOrderTests.reportingFour()
                     OperationQueue().addOperation(operation)
                     _ = try? await operation.value
                     ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "value")
                 }
                 await #expect(processExitsWith: .success) {
-                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
-                        progress.advance(by: 4)
-                        return 1
-                    }
+                    let operation = ProgressFinishOrderTests.reportingFour()
                     OperationQueue().addOperation(operation)
                     _ = await operation.outcome
                     ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "outcome")
                 }
                 await #expect(processExitsWith: .success) {
-                    let operation = TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
-                        progress.advance(by: 4)
-                        return 1
-                    }
+                    let operation = ProgressFinishOrderTests.reportingFour()
                     let snapshot = await withCheckedContinuation { continuation in
                         operation.whenFinished(on: .dispatchQueue(DispatchQueue(label: "whenFinished"))) {
                             continuation.resume(returning: operation.operationProgress.snapshot)
@@ -891,6 +879,15 @@ struct ProgressFinishOrderTests {
                     }
                     ProgressFinishOrderTests.checkComplete(snapshot, after: "whenFinished")
                 }
+            }
+        }
+
+        /// An operation of 10 units whose closure reports 4 and returns 1: complete only if the
+        /// finish completes its progress.
+        static func reportingFour() -> TaskOperation<Int, any Error> {
+            TaskOperation(totalUnitCount: 10) { progress async throws -> Int in
+                progress.advance(by: 4)
+                return 1
             }
         }
 

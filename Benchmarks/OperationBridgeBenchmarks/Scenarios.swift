@@ -171,7 +171,7 @@ struct Scenarios {
                 ) {
                     let queue = OperationQueue()
                     await forEachConcurrently(awaitCount) { index in
-                        _ = try? await queue.runForOutcomeValue(ValueOperation(index), timeout: .seconds(60))
+                        _ = try? await queue.runForOutcomeValue(ValueOperation(index), within: .timeout(.seconds(60)))
                     }
                 } baseline: {
                     let queue = OperationQueue()
@@ -186,7 +186,7 @@ struct Scenarios {
                 ) {
                     let queue = OperationQueue()
                     for index in 0..<awaitCount {
-                        _ = try? await queue.runForOutcomeValue(ValueOperation(index), timeout: .seconds(60))
+                        _ = try? await queue.runForOutcomeValue(ValueOperation(index), within: .timeout(.seconds(60)))
                     }
                 } baseline: {
                     let queue = OperationQueue()
@@ -204,7 +204,7 @@ struct Scenarios {
                     let queue = OperationQueue()
                     await forEachConcurrently(awaitCount) { index in
                         let operation = ValueOperation(index)
-                        operation.limitRunningTime(to: .seconds(60))
+                        operation.bridge.limitRunningTime(to: .seconds(60))
                         _ = try? await queue.runForOutcomeValue(operation)
                     }
                 } baseline: {
@@ -497,7 +497,7 @@ struct Scenarios {
                     }
                     let group = try! GroupOperation(operations) {}
                     let watcher = Task {
-                        for await _ in group.operationProgress.updates(every: .milliseconds(50)) {}
+                        for await _ in group.bridge.operationProgress.updates(every: .milliseconds(50)) {}
                     }
                     _ = await OperationQueue().run(group)
                     await watcher.value

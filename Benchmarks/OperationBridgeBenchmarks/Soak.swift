@@ -65,7 +65,7 @@ struct Soak {
                 var previous = ValueOperation(0)
                 steps.append(previous)
                 for _ in 0..<250 {
-                    let next = previous.then { (value: Int) async -> Int in value + 1 }
+                    let next = previous.bridge.then { (value: Int) async -> Int in value + 1 }
                     let classic = ValueOperation(0)
                     classic.addDependency(next)
                     steps.append(next)

@@ -123,9 +123,9 @@ final class DownloadOperation: AsyncResultOperation<Data, DownloadError>, @unche
 
     /// Reports the kilobytes received on its ``operationProgress``, out of the file's size.
     override func main() {
-        operationProgress.totalUnitCount = Int64(file.kilobytes ?? 0)
+        bridge.operationProgress.totalUnitCount = Int64(file.kilobytes ?? 0)
         server.download(file, for: self) { [self] kilobytes in
-            operationProgress.advance(by: Int64(kilobytes))
+            bridge.operationProgress.advance(by: Int64(kilobytes))
         } completion: { [self] result in
             finish(with: result)
         }

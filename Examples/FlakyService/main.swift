@@ -164,9 +164,9 @@ print("4. A legacy operation that ignores cancellation, awaited with a time limi
 let stuck = QuoteService([.hang])
 let stuckOperation = QuoteOperation(symbol: "ACME", service: stuck)
 do {
-    _ = try await queue.run(stuckOperation, timeout: .milliseconds(100))  // .cancelAndReturn
+    _ = try await queue.run(stuckOperation, within: .timeout(.milliseconds(100)))  // .cancelAndReturn
 } catch .timedOut {
-    print("  no quote within 100 ms: the await returned; timed out: \(stuckOperation.isTimedOut)")
+    print("  no quote within 100 ms: the await returned; timed out: \(stuckOperation.bridge.isTimedOut)")
 } catch {
     print("  failed: \(error)")
 }
@@ -179,8 +179,8 @@ let refresh = queue.addTask(after: .milliseconds(50)) { () async throws(QuoteErr
     try await QuoteService([.price(100)]).quote("ACME")
 }
 print("  waiting: ready \(refresh.isReady), running \(refresh.isExecuting)")
-print("  refreshed: \(try await refresh.value)")
+print("  refreshed: \(try await refresh.bridge.value)")
 let abandoned = queue.addTask(after: .seconds(3600)) { () async throws(QuoteError) -> Double in 0 }
 abandoned.cancel()  // ends the wait at once
-try await abandoned.waitForCompletion()
+try await abandoned.bridge.waitForCompletion()
 print("  a cancelled delayed refresh finished without running: \(abandoned.result.map { "\($0)" } ?? "none")")

@@ -44,7 +44,7 @@ struct BookmarkFeature: Sendable {
         save.takeInput(from: fetchTitle)
 
         // After
-        let sync = save.then { (bookmark: Bookmark) async throws(SyncError) -> Int in
+        let sync = save.bridge.then { (bookmark: Bookmark) async throws(SyncError) -> Int in
             print("  syncing \(bookmark)…")
             return try await cloud.upload(bookmark)
         }
@@ -100,7 +100,7 @@ struct BookmarkFeature: Sendable {
     func bookmarkFetchingTitleAsync(_ link: URL) async throws(BookmarkError) -> Bookmark {
         // After
         let unfurl = UnfurlURLOperation(shortURL: link, web: web)
-        let fetchTitle = unfurl.then { (url: URL) async throws(TitleError) -> Page in
+        let fetchTitle = unfurl.bridge.then { (url: URL) async throws(TitleError) -> Page in
             try await web.page(at: url)
         }
         let save = SaveBookmarkOperation(store: store)
@@ -117,7 +117,7 @@ struct BookmarkFeature: Sendable {
             store.compact()
         }
         queue.addOperation(compact)
-        try await compact.waitForCompletion()
+        try await compact.bridge.waitForCompletion()
         print("  store compacted: \(store.count) bookmark(s) left")
         try await queue.waitForAllOperations()
     }

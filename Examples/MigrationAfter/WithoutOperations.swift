@@ -8,12 +8,12 @@ extension BookmarkFeature {
     /// Bookmarks `link` and syncs the bookmark with operations on `queue`; returns the revision.
     func bookmarkWithOperations(_ link: URL) async throws(SyncError) -> Int {
         let unfurl = UnfurlURLOperation(shortURL: link, web: web)
-        let fetchTitle = unfurl.then { (url: URL) async throws(TitleError) -> Page in
+        let fetchTitle = unfurl.bridge.then { (url: URL) async throws(TitleError) -> Page in
             try await web.page(at: url)
         }
         let save = SaveBookmarkOperation(store: store)
         save.takeInput(from: fetchTitle)
-        let sync = save.then { (bookmark: Bookmark) async throws(SyncError) -> Int in
+        let sync = save.bridge.then { (bookmark: Bookmark) async throws(SyncError) -> Int in
             try await cloud.upload(bookmark)
         }
         queue.addOperation(unfurl)

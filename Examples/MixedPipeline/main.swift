@@ -19,7 +19,7 @@ struct Publication {
 
     init(slug: String, cms: CMS, queue: OperationQueue) throws(PipelineError) {
         fetchDraft = FetchDraftOperation(slug: slug, cms: cms)
-        render = fetchDraft.then { (draft: Draft) async throws(PublishError) -> RenderedPage in
+        render = fetchDraft.bridge.then { (draft: Draft) async throws(PublishError) -> RenderedPage in
             try await MixedPipeline.render(draft)
         }
         checkLinks = TaskOperation { () async throws(PublishError) -> LinkReport in

@@ -66,7 +66,7 @@ final class FetchTitleChainedOperation: ChainedAsyncResultOperation<URL, String,
 func title(of link: String, on queue: OperationQueue) async -> String {
     let unfurl = UnfurlURLOperation(shortURL: URL(string: link)!)
     // An async step appended to a classic operation.
-    let secure = unfurl.then { (url: URL) async throws -> URL in
+    let secure = unfurl.bridge.then { (url: URL) async throws -> URL in
         await Task.yield()
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
         components.scheme = "https"

@@ -19,7 +19,7 @@ import Testing
         let gate = Gate()
         let block = BlockOperation { gate.blockingWait() }
         queue.addOperation(block)
-        let waiter = Task { try await block.waitForCompletion() }
+        let waiter = Task { try await block.bridge.waitForCompletion() }
         gate.open()
         try await waiter.value
         #expect(block.isFinished)

@@ -1,6 +1,6 @@
 import Foundation
 
-extension Operation {
+extension Bridge {
     /// A description of why the operation has not finished: its state, what the package knows of
     /// its queue (suspended? every slot in use?), and its unfinished dependencies with theirs.
     ///
@@ -9,7 +9,7 @@ extension Operation {
     /// package that lasts longer than that writes this description to standard error.
     ///
     /// ```swift
-    /// print(download.pendingDiagnostics)
+    /// print(download.bridge.pendingDiagnostics)
     /// // FetchOperation 'avatar': pending (not started), not cancelled
     /// //   queue: not added to a queue by the package (it may be in a queue you added it to)
     /// //   waits for 1 unfinished dependency:
@@ -19,7 +19,12 @@ extension Operation {
     /// Thread-safe; it reads the operations and queues at the moment it is called. Knowledge of
     /// queues is what the package has: the queue it added an operation to, or found it in, until
     /// the operation's async work starts (a running `TaskOperation` reports only that it started).
-    public var pendingDiagnostics: String {
+    public var pendingDiagnostics: String { base.diagnosticReport }
+}
+
+extension Operation {
+    /// The text of ``Bridge/pendingDiagnostics``.
+    var diagnosticReport: String {
         var lines = ["\(diagnosticName): \(diagnosticState)", "  queue: \(diagnosticQueue)"]
         let unfinished = dependencies.filter { !$0.isFinished }
         if !unfinished.isEmpty {
@@ -88,7 +93,7 @@ extension OperationQueue {
 }
 
 /// Logs awaits that last longer than `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS`, with the awaited
-/// operation's ``Foundation/Operation/pendingDiagnostics``, to standard error. Off (and free) when
+/// operation's ``Bridge/pendingDiagnostics``, to standard error. Off (and free) when
 /// the variable is not set.
 enum StuckAwaitWatchdog {
     /// The threshold in seconds, read once from the environment; `nil` when unset or not positive.
@@ -108,7 +113,7 @@ enum StuckAwaitWatchdog {
             guard let operation else { return }
             let text =
                 "OperationBridge: an await has been waiting for more than \(threshold) s "
-                + "(OPERATIONBRIDGE_STUCK_AWAIT_SECONDS):\n\(operation.pendingDiagnostics)\n"
+                + "(OPERATIONBRIDGE_STUCK_AWAIT_SECONDS):\n\(operation.diagnosticReport)\n"
             FileHandle.standardError.write(Data(text.utf8))
         }
     }

@@ -2,12 +2,12 @@
 ///
 /// Most legacy error enums have no `cancelled` case, and adding one to a public enum breaks every
 /// exhaustive `switch` over it. For such operations `value` and `run` are not available (the
-/// compiler says so and points here); ``AsyncResultOperation/outcomeValue``,
-/// ``Foundation/OperationQueue/runForOutcomeValue(_:)``, ``Pipeline/outcomeValue(of:)`` and
+/// compiler says so and points here); ``Bridge/outcomeValue``,
+/// ``Foundation/OperationQueue/runForOutcomeValue(_:within:)``, ``Pipeline/outcomeValue(of:)`` and
 /// ``OperationResults/collectOutcomeValues()`` throw this wrapper instead, still typed: the
 /// operation's own failure, a cancellation, or the upstream failure that kept it from running —
-/// and, for awaits with a time limit (``AsyncResultOperation/outcomeValue(timeout:clock:onTimeout:)``,
-/// ``Foundation/OperationQueue/runForOutcomeValue(_:timeout:clock:onTimeout:)``), a timeout.
+/// and, for awaits with a time limit (``Bridge/outcomeValue(within:)``,
+/// ``Foundation/OperationQueue/runForOutcomeValue(_:within:)``), a timeout.
 /// They work for every `Failure`.
 ///
 /// ```swift

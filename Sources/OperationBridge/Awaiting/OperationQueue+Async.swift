@@ -13,6 +13,14 @@ extension OperationQueue {
     /// in <doc:Design> for how the package tells.
     ///
     /// - Throws: The operation's typed failure; `Failure.cancellation` when it ended cancelled.
+    ///   When the time limit ran out first: `Failure.timeout` where `Failure` adopts
+    ///   ``TimeoutRepresentable``, otherwise `Failure.cancellation` with the operation timed out
+    ///   (``Bridge/isTimedOut`` tells the two apart).
+    ///
+    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
+    ///   operation is cancelled as timed out and the call returns at once
+    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// The awaiting task owns the operation: cancelling the task cancels the operation, and the
@@ -22,28 +30,40 @@ extension OperationQueue {
     /// operation itself does not cancel the task: the call then answers the operation's
     /// cancellation failure once the operation has finished (at once if it had not started).
     public func run<Success: Sendable, Failure: CancellationRepresentable>(
-        _ operation: AsyncResultOperation<Success, Failure>
+        _ operation: AsyncResultOperation<Success, Failure>,
+        within limit: TimeLimit? = nil
     ) async throws(Failure) -> Success {
         admitOwned(operation)
         return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self)
+            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self,
+            timeout: limit?.makeWaitTimeout())
     }
 
     /// Runs `operation` on this queue and returns its success value once its outcome is final.
     ///
-    /// Same as ``run(_:)-(AsyncResultOperation<Success,Failure>)`` for operations whose
+    /// Same as ``run(_:within:)-(AsyncResultOperation<Success,Failure>,_)`` for operations whose
     /// `Failure` is `any Error`.
     ///
     /// - Throws: The operation's failure; `CancellationError` when it ended cancelled without
-    ///   a result; the ``UpstreamFailedError`` when an upstream failure kept it from running.
+    ///   a result; the ``UpstreamFailedError`` when an upstream failure kept it from running; an
+    ///   ``OperationTimeoutError`` when the time limit ran out first.
+    ///
+    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
+    ///   operation is cancelled as timed out and the call returns at once
+    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task cancels the operation, and the task gets the operation's own
     /// cancellation failure (answered at once if it has not started, otherwise when it ends).
-    public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, any Error>) async throws -> Success {
+    public func run<Success: Sendable>(
+        _ operation: AsyncResultOperation<Success, any Error>,
+        within limit: TimeLimit? = nil
+    ) async throws -> Success {
         admitOwned(operation)
         return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self)
+            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self,
+            timeout: limit?.makeWaitTimeout())
     }
 
     /// Runs `operation` on this queue and returns its success value once its outcome is final;
@@ -51,7 +71,7 @@ extension OperationQueue {
     /// failure apart.
     ///
     /// For every `Failure` — and the way to run operations whose `Failure` can express neither
-    /// cancellation nor an upstream failure (most legacy error enums), for which `run(_:)` is not
+    /// cancellation nor an upstream failure (most legacy error enums), for which `run(_:within:)` is not
     /// available: no `cancelled` case has to be added to them.
     ///
     /// ```swift
@@ -64,26 +84,34 @@ extension OperationQueue {
     /// }
     /// ```
     ///
-    /// Enqueuing as in ``run(_:)-(AsyncResultOperation<Success,Failure>)``.
+    /// Enqueuing as in ``run(_:within:)-(AsyncResultOperation<Success,Failure>,_)``.
     ///
-    /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled`` or
-    ///   ``OperationFailure/upstreamFailed(_:)``.
+    /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled``,
+    ///   ``OperationFailure/upstreamFailed(_:)``, or ``OperationFailure/timedOut`` when the time
+    ///   limit ran out first.
+    ///
+    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
+    ///   operation is cancelled as timed out and the call returns at once
+    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// The awaiting task owns the operation: cancelling it cancels the operation, and the call
     /// throws ``OperationFailure/cancelled`` — at once if the operation has not started,
     /// otherwise when it has finished.
     public func runForOutcomeValue<Success: Sendable, Failure>(
-        _ operation: AsyncResultOperation<Success, Failure>
+        _ operation: AsyncResultOperation<Success, Failure>,
+        within limit: TimeLimit? = nil
     ) async throws(OperationFailure<Failure>) -> Success {
         admitOwned(operation)
         return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self)
+            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self,
+            timeout: limit?.makeWaitTimeout())
     }
 
     /// Not available: `Failure` can express neither cancellation nor an upstream failure.
     ///
-    /// Use ``runForOutcomeValue(_:)`` (throws ``OperationFailure``), ``runForOutcome(_:)`` (a
+    /// Use ``runForOutcomeValue(_:within:)`` (throws ``OperationFailure``), ``runForOutcome(_:within:)`` (a
     /// `Result?`), or adopt ``CancellationRepresentable`` in `Failure`.
     @available(
         *, unavailable,
@@ -91,7 +119,8 @@ extension OperationQueue {
             "Failure cannot express cancellation: use 'try await queue.runForOutcomeValue(op)' (throws OperationFailure<Failure>) or 'await queue.runForOutcome(op)', or adopt CancellationRepresentable in Failure"
     )
     public func run<Success: Sendable, Failure>(
-        _ operation: AsyncResultOperation<Success, Failure>
+        _ operation: AsyncResultOperation<Success, Failure>,
+        within limit: TimeLimit? = nil
     ) async throws(Failure) -> Success {
         fatalError("unavailable")
     }
@@ -104,45 +133,58 @@ extension OperationQueue {
     /// let count = await queue.run(TaskOperation { await index.count() })   // Int?
     /// ```
     ///
-    /// Enqueuing as in ``run(_:)-(AsyncResultOperation<Success,Failure>)``.
+    /// Enqueuing as in ``run(_:within:)-(AsyncResultOperation<Success,Failure>,_)``. When the time
+    /// limit runs out first, the call returns `nil` and the operation is timed out
+    /// (``Bridge/isTimedOut``).
+    ///
+    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
+    ///   operation is cancelled as timed out and the call returns at once
+    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// The awaiting task owns the operation: cancelling it cancels the operation; the call
     /// returns `nil` at once if the operation had not started, otherwise once it has finished.
-    public func run<Success: Sendable>(_ operation: AsyncResultOperation<Success, Never>) async -> Success? {
+    public func run<Success: Sendable>(
+        _ operation: AsyncResultOperation<Success, Never>,
+        within limit: TimeLimit? = nil
+    ) async -> Success? {
         admitOwned(operation)
         return try? await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Never>.self)
+            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Never>.self,
+            timeout: limit?.makeWaitTimeout())
     }
 
     /// Runs `operation` on this queue and returns its result once its outcome is final.
     ///
     /// Use it when you want the `Result` itself. Enqueuing as in
-    /// ``run(_:)-(AsyncResultOperation<Success,Failure>)``.
+    /// ``run(_:within:)-(AsyncResultOperation<Success,Failure>,_)``.
     ///
-    /// - Returns: The result, or `nil` when the operation ended without one (cancelled, or
-    ///   stopped by an upstream failure, and its `Failure` cannot express that; see
-    ///   ``CancellationRepresentable`` and ``AsyncOperation/upstreamFailure``).
+    /// - Returns: The result, or `nil` when the operation ended without one (cancelled, timed
+    ///   out, or stopped by an upstream failure, and its `Failure` cannot express that; see
+    ///   ``CancellationRepresentable``, ``TimeoutRepresentable`` and ``Bridge/upstreamFailure``).
+    ///
+    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
+    ///   operation is cancelled as timed out and the call returns at once
+    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task cancels the operation. If it has not started, the call
     /// returns at once with the operation's own cancellation failure (`nil` when `Failure`
     /// cannot express one); if it is running, the call returns its result when it has finished.
     public func runForOutcome<Success: Sendable, Failure>(
-        _ operation: AsyncResultOperation<Success, Failure>
+        _ operation: AsyncResultOperation<Success, Failure>,
+        within limit: TimeLimit? = nil
     ) async -> Result<Success, Failure>? {
         admitOwned(operation)
-        // Final, or given up because the task was cancelled before the operation started: either
-        // way the answer is the operation's own result, so it does not depend on whether the
-        // queue got to finish the cancelled operation first.
-        _ = await OperationWaiter.waitForFinish(
-            of: operation, in: self, until: .outcome, onTaskCancellation: .cancelOperation)
-        return operation.result
+        return await operation.awaitOutcome(
+            in: self, onTaskCancellation: .cancelOperation, timeout: limit?.makeWaitTimeout())
     }
 
     /// Runs any operation on this queue and returns once it has finished.
     ///
-    /// The counterpart of ``run(_:)-(AsyncResultOperation<Success,Failure>)`` for operations
+    /// The counterpart of ``run(_:within:)-(AsyncResultOperation<Success,Failure>,_)`` for operations
     /// without a typed result: `BlockOperation`, your own `Operation` subclasses. An operation
     /// already pending in a queue, started or finished is only awaited (for operations that are
     /// not the package's, this looks through the queue's list: linear in its length).
@@ -159,6 +201,31 @@ extension OperationQueue {
         guard await OperationWaiter.waitForFinish(of: operation, in: self, onTaskCancellation: .cancelOperation) else {
             throw CancellationError()
         }
+    }
+
+    /// Runs any operation on this queue and returns once it has finished, within `limit`.
+    ///
+    /// As ``runUntilFinished(_:)``; when the time is up first, the operation is cancelled (the
+    /// package's operations as timed out) and the call throws ``OperationFailure/timedOut``.
+    ///
+    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
+    ///   operation is cancelled as timed out and the call returns at once
+    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
+    ///
+    /// - Throws: ``OperationFailure/timedOut`` when the time ran out first;
+    ///   ``OperationFailure/cancelled`` when the awaiting task was cancelled before the operation
+    ///   started.
+    ///
+    /// ## Cancellation
+    /// As ``runUntilFinished(_:)``: cancelling the awaiting task cancels the operation.
+    public func runUntilFinished(
+        _ operation: Operation,
+        within limit: TimeLimit
+    ) async throws(OperationFailure<Never>) {
+        admitOwned(operation)
+        try await OperationWaiter.waitForCompletion(
+            of: operation, in: self, onTaskCancellation: .cancelOperation, limit: limit)
     }
 
     /// Suspends until every operation in the queue has finished, barrier blocks included, and

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The failure of an operation whose condition did not hold (see
-/// ``AsyncOperation/addCondition(_:)``): it finished without running.
+/// ``Bridge/addCondition(_:)``): it finished without running.
 ///
 /// ```swift
 /// if let failure = upload.conditionFailure {
@@ -11,7 +11,7 @@ import Foundation
 ///
 /// ## Cancellation and threading
 /// A value: safe to share. It is not a cancellation: an operation that can store it as its
-/// failure is not cancelled (see ``AsyncOperation/addCondition(_:)``).
+/// failure is not cancelled (see ``Bridge/addCondition(_:)``).
 public struct ConditionFailedError: Error, CustomStringConvertible {
     /// The condition's ``OperationCondition/name``.
     public let condition: String
@@ -57,7 +57,7 @@ public struct ConditionFailedError: Error, CustomStringConvertible {
 ///
 /// Without it, an operation whose `Failure` is `ConditionFailedError` or a supertype (`any
 /// Error`) stores the error itself; any other ends cancelled, with the error in
-/// ``AsyncOperation/conditionFailure``.
+/// ``Bridge/conditionFailure``.
 ///
 /// ## Cancellation and threading
 /// ``conditionFailed(_:)`` is called once, when the condition fails, on the task that checked

@@ -13,9 +13,9 @@ import Foundation
 /// queue.addOperation(upload)
 /// ```
 ///
-/// Attach conditions with ``AsyncOperation/addCondition(_:)``. A condition that fails finishes
+/// Attach conditions with ``Bridge/addCondition(_:)``. A condition that fails finishes
 /// the operation without running it, with a ``ConditionFailedError`` naming the condition (see
-/// ``AsyncOperation/conditionFailure``).
+/// ``Bridge/conditionFailure``).
 ///
 /// ## Cancellation and threading
 /// Predicates run on a task of their own, one after another in the order added, never on a
@@ -88,7 +88,7 @@ public struct OperationCondition: Sendable {
     }
 }
 
-extension AsyncOperation {
+extension Bridge where Base: AsyncOperation {
     /// Attaches `condition`: the operation runs only once it holds, checked after the
     /// dependencies have finished and before ``main()``.
     ///
@@ -110,12 +110,12 @@ extension AsyncOperation {
     /// Safe from any thread. Cancelling the operation stops the check or the wait for a key; the
     /// cancelled operation is ready at once and finishes without running.
     public func addCondition(_ condition: OperationCondition) {
-        addToGate(condition)
+        base.addToGate(condition)
     }
 
     /// The failed condition that kept the operation from running, if that is why it finished
     /// without running. Thread-safe.
     public var conditionFailure: ConditionFailedError? {
-        lock.withCriticalSection { rare?.conditionFailure }
+        base.lock.withCriticalSection { base.rare?.conditionFailure }
     }
 }

@@ -10,8 +10,8 @@ extension Pipeline {
     /// let saved = try await pipeline.value(of: store)   // throws store's timeout failure after 30 s
     /// ```
     ///
-    /// The steps time out as with ``AsyncOperation/limitRunningTime(to:clock:)``: running ones
-    /// are cancelled and report a timeout (``AsyncOperation/isTimedOut``), the others finish
+    /// The steps time out as with ``Bridge/limitRunningTime(to:clock:)``: running ones
+    /// are cancelled and report a timeout (``Bridge/isTimedOut``), the others finish
     /// without running, timed out. What the pipeline's awaits do then, `onTimeout` says:
     /// - ``TimeoutBehavior/cancelAndReturn`` (the default): they return at once —
     ///   ``value(of:)-(AsyncResultOperation<Success,Failure>)`` throws the step's timeout failure
@@ -73,7 +73,7 @@ extension OperationResults {
     /// for await finished in results { show(finished.result) }   // ends at 30 s at the latest
     /// ```
     ///
-    /// The operations time out as with ``AsyncOperation/limitRunningTime(to:clock:)``. With
+    /// The operations time out as with ``Bridge/limitRunningTime(to:clock:)``. With
     /// ``TimeoutBehavior/cancelAndReturn`` (the default) the iteration ends at once — operations
     /// that ignore cancellation keep their queue slots until they end, undelivered — and
     /// `collectValues` throws the timeout; with ``TimeoutBehavior/cancelAndWait`` the timed-out

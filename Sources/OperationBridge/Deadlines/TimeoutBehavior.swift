@@ -39,7 +39,7 @@ public enum TimeoutBehavior: Sendable, Hashable {
 ///
 /// A type that can say "timed out" can also say "cancelled": the awaiting task may be cancelled
 /// before the time is up. For other `Failure` types, ``OperationFailure/timedOut`` carries it
-/// (``AsyncResultOperation/outcomeValue(timeout:clock:onTimeout:)``), and `any Error` gets an
+/// (``Bridge/outcomeValue(within:)``), and `any Error` gets an
 /// ``OperationTimeoutError``.
 public protocol TimeoutRepresentable: CancellationRepresentable {
     /// The failure an await reports when its time is up.

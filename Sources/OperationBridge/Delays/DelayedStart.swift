@@ -1,6 +1,6 @@
 import Foundation
 
-extension AsyncOperation {
+extension Bridge where Base: AsyncOperation {
     /// Keeps the operation from starting until `delay` has passed, measured on `clock` from
     /// this call.
     ///
@@ -39,8 +39,8 @@ extension AsyncOperation {
     /// Cancelling the waiting operation ends the wait at once (its queue finishes it without
     /// running it). Safe from any thread.
     public func delayStart<C: Clock<Duration>>(until deadline: C.Instant, clock: C = ContinuousClock()) {
-        guard clock.now < deadline else { return endReadinessHold() }  // replaces an earlier delay
-        holdReadiness { release in DeadlineTimer.schedule(at: deadline, on: clock, release) }
+        guard clock.now < deadline else { return base.endReadinessHold() }  // replaces an earlier delay
+        base.holdReadiness { release in DeadlineTimer.schedule(at: deadline, on: clock, release) }
     }
 }
 
@@ -52,7 +52,7 @@ extension OperationQueue {
     /// queue.addOperation(RefreshOperation(feed), after: .seconds(5))
     /// ```
     ///
-    /// The same as ``AsyncOperation/delayStart(by:clock:)`` followed by adding the operation:
+    /// The same as ``Bridge/delayStart(by:clock:)`` followed by adding the operation:
     /// it waits in the queue without a slot and without a sleeping thread. An operation that is
     /// pending in this queue already is not added again (its start is delayed where it is); one
     /// that has started or finished is left alone.
@@ -70,7 +70,7 @@ extension OperationQueue {
         after delay: Duration,
         clock: C = ContinuousClock()
     ) {
-        operation.delayStart(by: delay, clock: clock)
+        operation.bridge.delayStart(by: delay, clock: clock)
         admit(operation)
     }
 
@@ -88,7 +88,7 @@ extension OperationQueue {
         at deadline: C.Instant,
         clock: C = ContinuousClock()
     ) {
-        operation.delayStart(until: deadline, clock: clock)
+        operation.bridge.delayStart(until: deadline, clock: clock)
         admit(operation)
     }
 
@@ -103,7 +103,7 @@ extension OperationQueue {
     /// ```
     ///
     /// The operation waits in the queue without a slot and without a sleeping thread (see
-    /// ``AsyncOperation/delayStart(by:clock:)``), then runs as with
+    /// ``Bridge/delayStart(by:clock:)``), then runs as with
     /// ``addTask(qualityOfService:_:)->TaskOperation<Success,Failure>``.
     ///
     /// ## Cancellation and threading

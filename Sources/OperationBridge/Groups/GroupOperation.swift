@@ -28,12 +28,12 @@ import Foundation
 /// results in order). When one failed, the group fails with the first failure: the child's own
 /// failure when it has the group's `Failure` type (any failure, for `any Error`), otherwise an
 /// ``UpstreamFailedError`` naming the child, converted as for a chained step (see
-/// ``UpstreamFailureRepresentable``; ``AsyncOperation/upstreamFailure`` has it either way).
+/// ``UpstreamFailureRepresentable``; ``Bridge/upstreamFailure`` has it either way).
 /// ``firstFailure`` tells which child failed and how. The `failurePolicy` says what a failure does
 /// to the other children (see ``PipelineFailurePolicy``).
 ///
 /// ## Cancellation and threading
-/// Cancelling the group — or timing it out (``AsyncOperation/limitRunningTime(to:clock:)``) —
+/// Cancelling the group — or timing it out (``Bridge/limitRunningTime(to:clock:)``) —
 /// cancels (or times out) every unfinished child, and the group finishes once all of them have:
 /// never before its children. A group cancelled before it starts queues its children cancelled,
 /// so that they finish without running, and finishes once they have when its queue starts it.
@@ -98,10 +98,10 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
         scheduler.whenAllFinished(events.allFinished)
     }
 
-    /// A Foundation `Progress` that follows the group's ``AsyncOperation/operationProgress`` —
+    /// A Foundation `Progress` that follows the group's ``Bridge/operationProgress`` —
     /// its children's progress, each weighing one — for `ProgressReporting` code; see
     /// ``OperationProgress/foundationProgress``. Cancelling it cancels the group. Thread-safe.
-    public var progress: Progress { operationProgress.foundationProgress }
+    public var progress: Progress { progressHandedOut.foundationProgress }
 
     override func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
         OperationProgress(children: children, finished: finished, cancelled: cancelled)
@@ -191,7 +191,7 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     }
 
     private func stopChildren() {
-        scheduler.cancelAll(timingOut: isTimedOut)
+        scheduler.cancelAll(timingOut: bridge.isTimedOut)
         // Not started: the cancelled children are queued now, so that they finish.
         if claimChildrenStart() { scheduler.start() }
     }

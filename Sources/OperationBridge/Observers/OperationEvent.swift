@@ -1,7 +1,7 @@
 import Foundation
 
 /// A moment in the life of one of the package's operations, as its observers see it (see
-/// ``AsyncOperation/observeLifecycle(on:_:)``).
+/// ``Bridge/observeLifecycle(on:_:)``).
 ///
 /// An operation that runs reports ``started`` then ``finished``; one cancelled while it runs
 /// reports ``started``, ``cancelled``, ``finished``; one cancelled before it starts (or kept from
@@ -14,7 +14,7 @@ public enum OperationEvent: Hashable, Sendable {
     /// The operation began executing: its work runs.
     case started
     /// The operation was cancelled (a time limit's cancellation included; see
-    /// ``AsyncOperation/isTimedOut``) before its outcome was decided.
+    /// ``Bridge/isTimedOut``) before its outcome was decided.
     case cancelled
     /// The operation finished. Its outcome (`result`, `isCancelled`…) is final.
     case finished

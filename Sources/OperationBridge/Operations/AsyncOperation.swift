@@ -36,7 +36,7 @@ import Foundation
 ///
 /// ## Threading
 /// Every member may be called from any thread. Awaiting an `AsyncOperation` from async code
-/// (see ``Foundation/Operation/waitForCompletion()``) does not rely on KVO or `completionBlock`: the
+/// (see ``Bridge/waitForCompletion()``) does not rely on KVO or `completionBlock`: the
 /// operation notifies its awaiters directly when it finishes.
 open class AsyncOperation: Operation, @unchecked Sendable {
     // Safety: every stored property below is only touched while holding `lock`. Subclasses in
@@ -172,58 +172,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         lock.withCriticalSection { lifecycle.isFinished }
     }
 
-    /// The upstream failure that kept the operation from running, if that is why it finished
-    /// without running. Thread-safe.
-    ///
-    /// Set when the operation was a chained step whose upstream failed or was cancelled (see
-    /// ``ChainedAsyncResultOperation``), or a step of a ``Pipeline`` or results sequence that
-    /// depended on a failed step. The root cause is ``UpstreamFailedError/rootFailure``. It tells
-    /// a failure caused upstream from the operation's own, whatever its `Failure` type can
-    /// express: an operation stopped this way is not cancelled (`isCancelled` is `false`).
-    public var upstreamFailure: UpstreamFailedError? {
-        lock.withCriticalSection { rare?.upstreamFailure }
-    }
-
-    /// `true` once the operation has been cancelled because a time limit ran out before its
-    /// outcome was decided: its own (``limitRunningTime(to:clock:)``), or that of an await with
-    /// a time limit, a ``Pipeline`` or a results sequence. Thread-safe.
-    ///
-    /// `isCancelled` is `true` too — the work stops as for any cancellation — but the package
-    /// reports the outcome as a timeout, never as a plain cancellation: a result operation stores
-    /// `Failure.timeout` (``TimeoutRepresentable``) or an ``OperationTimeoutError`` (`any Error`)
-    /// as its result, or no result when `Failure` can express neither; `outcomeValue` throws
-    /// ``OperationFailure/timedOut``. A `cancel()` that came first stays a cancellation.
-    public var isTimedOut: Bool {
-        lock.withCriticalSection { lifecycle.isTimedOut }
-    }
-
-    /// Limits how long the operation may run: once it has been executing for `limit`, measured
-    /// on `clock` from the moment it starts (not from when it was queued), it is cancelled and
-    /// reports a timeout (see ``isTimedOut``).
-    ///
-    /// ```swift
-    /// let fetch = FetchOperation(url)
-    /// fetch.limitRunningTime(to: .seconds(10))
-    /// queue.addOperation(fetch)
-    /// ```
-    ///
-    /// Call it before the operation starts; called while it runs, the limit is measured from the
-    /// call; after it has finished, it does nothing. A later call replaces an earlier one that
-    /// has not started counting. A zero or negative `limit` times the operation out when it
-    /// starts, before its work runs: it finishes without running, timed out.
-    ///
-    /// ## Cancellation and threading
-    /// When the time is up, `cancel()` is called (a subclass's override included) from a timer
-    /// thread; as for any cancellation, the operation finishes when its work notices it and calls
-    /// ``finish()`` — dependents never start while the work still runs, and the queue slot stays
-    /// taken until then. The timer is stopped when the operation finishes: none outlives it. Safe
-    /// from any thread.
-    ///
-    /// - Parameters:
-    ///   - limit: How long the operation may run.
-    ///   - clock: The clock that measures it; `ContinuousClock` unless you pass another (a test
-    ///     clock, for example).
-    public final func limitRunningTime<C: Clock<Duration>>(to limit: Duration, clock: C = ContinuousClock()) {
+    /// Sets the running-time limit: see ``Bridge/limitRunningTime(to:clock:)``.
+    final func setRunningTimeLimit<C: Clock<Duration>>(_ limit: Duration, clock: C) {
         let arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer = { action in
             DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock, action)
         }
@@ -828,5 +778,62 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     func removeFinishObserver(_ id: LifecycleStateMachine.ObserverID) {
         let removed = lock.withCriticalSection { lifecycle.removeObserver(id) }
         withExtendedLifetime(removed) {}  // released after the lock
+    }
+}
+
+extension Bridge where Base: AsyncOperation {
+    /// The upstream failure that kept the operation from running, if that is why it finished
+    /// without running. Thread-safe.
+    ///
+    /// Set when the operation was a chained step whose upstream failed or was cancelled (see
+    /// ``ChainedAsyncResultOperation``), or a step of a ``Pipeline`` or results sequence that
+    /// depended on a failed step. The root cause is ``UpstreamFailedError/rootFailure``. It tells
+    /// a failure caused upstream from the operation's own, whatever its `Failure` type can
+    /// express: an operation stopped this way is not cancelled (`isCancelled` is `false`).
+    public var upstreamFailure: UpstreamFailedError? {
+        base.lock.withCriticalSection { base.rare?.upstreamFailure }
+    }
+
+    /// `true` once the operation has been cancelled because a time limit ran out before its
+    /// outcome was decided: its own (``limitRunningTime(to:clock:)``), or that of an await with
+    /// a time limit, a ``Pipeline`` or a results sequence. Thread-safe.
+    ///
+    /// `isCancelled` is `true` too — the work stops as for any cancellation — but the package
+    /// reports the outcome as a timeout, never as a plain cancellation: a result operation stores
+    /// `Failure.timeout` (``TimeoutRepresentable``) or an ``OperationTimeoutError`` (`any Error`)
+    /// as its result, or no result when `Failure` can express neither; `outcomeValue` throws
+    /// ``OperationFailure/timedOut``. A `cancel()` that came first stays a cancellation.
+    public var isTimedOut: Bool {
+        base.lock.withCriticalSection { base.lifecycle.isTimedOut }
+    }
+
+    /// Limits how long the operation may run: once it has been executing for `limit`, measured
+    /// on `clock` from the moment it starts (not from when it was queued), it is cancelled and
+    /// reports a timeout (see ``isTimedOut``).
+    ///
+    /// ```swift
+    /// let fetch = FetchOperation(url)
+    /// fetch.limitRunningTime(to: .seconds(10))
+    /// queue.addOperation(fetch)
+    /// ```
+    ///
+    /// Call it before the operation starts; called while it runs, the limit is measured from the
+    /// call; after it has finished, it does nothing. A later call replaces an earlier one that
+    /// has not started counting. A zero or negative `limit` times the operation out when it
+    /// starts, before its work runs: it finishes without running, timed out.
+    ///
+    /// ## Cancellation and threading
+    /// When the time is up, `cancel()` is called (a subclass's override included) from a timer
+    /// thread; as for any cancellation, the operation finishes when its work notices it and calls
+    /// ``finish()`` — dependents never start while the work still runs, and the queue slot stays
+    /// taken until then. The timer is stopped when the operation finishes: none outlives it. Safe
+    /// from any thread.
+    ///
+    /// - Parameters:
+    ///   - limit: How long the operation may run.
+    ///   - clock: The clock that measures it; `ContinuousClock` unless you pass another (a test
+    ///     clock, for example).
+    public func limitRunningTime<C: Clock<Duration>>(to limit: Duration, clock: C = ContinuousClock()) {
+        base.setRunningTimeLimit(limit, clock: clock)
     }
 }

@@ -62,7 +62,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// The operation's result: `nil` until one is stored. Thread-safe.
     ///
     /// After the operation has finished, `nil` means it was cancelled and `Failure` cannot
-    /// express cancellation, or timed out (``AsyncOperation/isTimedOut``) and `Failure` cannot
+    /// express cancellation, or timed out (``Bridge/isTimedOut``) and `Failure` cannot
     /// express a timeout.
     public var result: Result<Success, Failure>? {
         lock.withCriticalSection { storedResult }
@@ -142,7 +142,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// has not started finishes when it is started. Safe from any thread, any number of times.
     /// Overridable for compatibility; an override must call `super.cancel(with:)`. When a time
     /// limit is what cancels the operation (an override of `cancel()` calling this), the
-    /// timeout failure is recorded instead of `error` (see ``AsyncOperation/isTimedOut``).
+    /// timeout failure is recorded instead of `error` (see ``Bridge/isTimedOut``).
     open func cancel(with error: Failure) {
         recordCancellation(storing: error)
         super.cancel()
@@ -256,7 +256,7 @@ extension AsyncResultOperation: ChainedOperationOutputProviding {
 extension AsyncResultOperation: ChainedInputProviding {
     func chainedInput<Input>(as _: Input.Type) -> ChainedInput<Input> {
         // A failed condition cancels an operation whose `Failure` cannot express it: a failure.
-        let conditionFailure = conditionFailure
+        let conditionFailure = bridge.conditionFailure
         let isCancelled = isCancelled
         let cancelled = isCancelled && conditionFailure == nil
         switch result {
@@ -271,7 +271,7 @@ extension AsyncResultOperation: ChainedInputProviding {
             return .unavailable(upstreamError(.failed(error)))
         case nil:
             guard Success.self is Input.Type else { return .notProvided }
-            if let upstream = upstreamFailure { return .unavailable(upstreamError(.failed(upstream))) }
+            if let upstream = bridge.upstreamFailure { return .unavailable(upstreamError(.failed(upstream))) }
             if let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
             guard cancelled else { return .notProvided }
             return .unavailable(upstreamError(.cancelled))

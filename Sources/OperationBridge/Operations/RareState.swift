@@ -21,13 +21,13 @@ final class RareState: @unchecked Sendable {
     var readinessGeneration: UInt64 = 0
     /// The timer that ends the hold.
     var readinessTimer: DeadlineTimer?
-    /// Whether ``AsyncOperation/pause()`` holds the operation back.
+    /// Whether ``Bridge/pause()`` holds the operation back.
     var isPaused = false
     /// The conditions and exclusivity keys checked before the operation becomes ready.
     var gate: ReadinessGate?
     /// Who is told of the operation's lifecycle events, until it finishes.
     var lifecycleObservers: [LifecycleObserver] = []
-    /// The operation's progress (see ``AsyncOperation/operationProgress``), once asked for —
+    /// The operation's progress (see ``Bridge/operationProgress``), once asked for —
     /// unless a closure reports on it, which keeps it (`AsyncOperation.bodyProgress`).
     var progress: OperationProgress?
     /// Whether `progress` was handed out, and so tied to the operation

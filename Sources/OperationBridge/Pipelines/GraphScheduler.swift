@@ -16,7 +16,7 @@ import Foundation
 /// ``PipelineFailurePolicy/cancelDependents``; under ``PipelineFailurePolicy/cancelAll`` it also
 /// cancels every step that does not depend on it. A stopped step does not run and reports the
 /// failure that stopped it — the root cause, passed on unchanged through any number of glue
-/// operations: the package's operations finish with ``AsyncOperation/upstreamFailure`` (and, where
+/// operations: the package's operations finish with ``Bridge/upstreamFailure`` (and, where
 /// their `Failure` can express it, a result saying so); other operations can only be cancelled,
 /// and the scheduler remembers the cause for their own dependents. Chained steps that take their
 /// input from the failed step are left to report it themselves (their
@@ -383,7 +383,7 @@ struct FinishedFailure {
 
     init(_ operation: Operation, dependents: [Int], in operations: [Operation]) {
         reason = operation.failureReason
-        let upstream = (operation as? AsyncOperation)?.upstreamFailure
+        let upstream = (operation as? AsyncOperation)?.bridge.upstreamFailure
         isOwnFailure = upstream == nil
         causeForDependents = upstream ?? UpstreamFailedError(describing: operation, reason: reason)
         handledBy = dependents.filter { operations[$0].reportsFailure(ofUpstream: operation) }

@@ -10,7 +10,7 @@ import Foundation
 /// finished, so the queue stays short and the cost linear.
 ///
 /// Dependencies are the ordinary ones: `addDependency(_:)`, ``ChainedAsyncResultOperation/takeInput(from:)``
-/// and ``AsyncResultOperation/then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``. Dependencies on operations outside the pipeline
+/// and ``Bridge/then(_:)->ChainedTaskOperation<Base.Success,Output,NewFailure>``. Dependencies on operations outside the pipeline
 /// (queued elsewhere, or already finished) are honoured by the queue.
 ///
 /// ```swift
@@ -25,7 +25,7 @@ import Foundation
 /// ## Failures
 /// By default (``PipelineFailurePolicy/cancelDependents``) a failed step — a failure result, or
 /// cancelled — stops the steps that depend on it, transitively, and the others go on. A stopped
-/// step does not run: the package's operations report the failure (``AsyncOperation/upstreamFailure``,
+/// step does not run: the package's operations report the failure (``Bridge/upstreamFailure``,
 /// and their result where their `Failure` can express it) and are not cancelled; other operations
 /// are cancelled. ``PipelineFailurePolicy/cancelAll`` also cancels every step that does not
 /// depend on the failed one.
@@ -81,7 +81,7 @@ public final class Pipeline: Sendable {
     /// index in ``operations`` and its failure; `nil` while none has. Thread-safe.
     ///
     /// The steps that did not run because of it report it as their
-    /// ``AsyncOperation/upstreamFailure`` (and in their result where their `Failure` can say
+    /// ``Bridge/upstreamFailure`` (and in their result where their `Failure` can say
     /// so); this names where it started, whatever the error types along the way can express.
     public var firstFailure: StepFailure? {
         run.firstFailure
@@ -104,7 +104,7 @@ public final class Pipeline: Sendable {
     /// - Returns: The step's result — its own cancellation failure when the awaiting task was
     ///   cancelled first — or `nil` when it ended without one: cancelled, or stopped by an
     ///   upstream failure, and its `Failure` cannot express that (as
-    ///   ``Foundation/OperationQueue/runForOutcome(_:)``; see ``AsyncOperation/upstreamFailure``).
+    ///   ``Foundation/OperationQueue/runForOutcome(_:within:)``; see ``Bridge/upstreamFailure``).
     ///
     /// ## Cancellation
     /// The awaiting task owns the pipeline: cancelling it cancels the pipeline.

@@ -22,7 +22,7 @@ public enum PipelineError: Error, CustomStringConvertible {
 public enum PipelineFailurePolicy: Sendable {
     /// Stop the steps that depend on the failed one (transitively); the other steps go on. A
     /// stopped step does not run: the package's operations report the failure
-    /// (``AsyncOperation/upstreamFailure``) and are not cancelled; other operations are
+    /// (``Bridge/upstreamFailure``) and are not cancelled; other operations are
     /// cancelled. A ``ChainedAsyncResultOperation`` whose input comes from the failed step
     /// applies its own ``ChainedAsyncResultOperation/upstreamFailurePolicy``. The default.
     case cancelDependents

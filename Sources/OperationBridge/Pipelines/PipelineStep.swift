@@ -48,7 +48,7 @@ extension Operation {
             return .failed(error)
         }
         // A failed condition cancels an operation whose `Failure` cannot express it.
-        if let failure = (self as? AsyncOperation)?.conditionFailure { return .failed(failure) }
+        if let failure = (self as? AsyncOperation)?.bridge.conditionFailure { return .failed(failure) }
         return .cancelled
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// The first failure of a ``Pipeline`` or of a results sequence: which step failed on its own,
 /// and how.
 ///
-/// Steps that did not run because of it report it as their ``AsyncOperation/upstreamFailure``
+/// Steps that did not run because of it report it as their ``Bridge/upstreamFailure``
 /// (and in their result where their `Failure` can say so); this value names the step where it
 /// started, whatever the error types along the way can express.
 ///

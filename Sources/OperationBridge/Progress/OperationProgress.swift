@@ -3,7 +3,7 @@ import Foundation
 /// The progress of an operation — or of a group, a pipeline, a results sequence — that its work
 /// reports and that async code watches.
 ///
-/// Every ``AsyncOperation`` has one (``AsyncOperation/operationProgress``), created on first use.
+/// Every ``AsyncOperation`` has one (``Bridge/operationProgress``), created on first use.
 /// The work reports units on it: an `AsyncOperation` subclass from its own code, a
 /// ``TaskOperation``, `addTask` or `then` closure through the handle it receives.
 ///
@@ -60,7 +60,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// for an aggregate of its own, its operations.
     private let followsOperation: Bool
     /// The operation whose progress this is, to cancel when a Foundation view is cancelled, once
-    /// the operation has handed the progress out (``AsyncOperation/operationProgress``). Weak,
+    /// the operation has handed the progress out (``Bridge/operationProgress``). Weak,
     /// and only then: a weak reference gives the operation a side table, an allocation, and
     /// slower reference counting for the rest of its life.
     private weak var owner: Operation?
@@ -407,7 +407,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// `FoundationProgressViews.create(_:)`.
     private static func view(of operation: Operation, moved: inout [OperationProgress]) -> Progress {
         if let operation = operation as? AsyncOperation {
-            return operation.operationProgress.makeView(moved: &moved)
+            return operation.progressHandedOut.makeView(moved: &moved)
         }
         // Not the package's: one unit, completed when it finishes.
         let view = Progress(parent: nil, userInfo: nil)

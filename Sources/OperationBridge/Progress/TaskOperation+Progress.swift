@@ -32,7 +32,7 @@ extension TaskOperation {
     ///     ``OperationProgress/totalUnitCount``).
     ///   - body: The work; it runs at most once, in a new `Task` that cancelling the operation
     ///     cancels (see ``TaskOperation``). Its argument is the operation's
-    ///     ``AsyncOperation/operationProgress``: report on it from any thread.
+    ///     ``Bridge/operationProgress``: report on it from any thread.
     @_disfavoredOverload
     public convenience init(
         totalUnitCount: Int64,
@@ -80,7 +80,7 @@ enum ReportingTaskBody<Success: Sendable, Failure: Error>: Sendable {
     }
 }
 
-extension AsyncResultOperation where Success: Sendable {
+extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendable {
     /// Returns a new operation that runs `body` on this operation's success value, handing it the
     /// new operation's progress to report on; see ``then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``.
     ///
@@ -101,12 +101,12 @@ extension AsyncResultOperation where Success: Sendable {
     @_disfavoredOverload
     public func then<Output: Sendable, NewFailure: Error>(
         totalUnitCount: Int64,
-        _ body: @escaping @Sendable (Success, OperationProgress) async throws(NewFailure) -> Output
-    ) -> ChainedTaskOperation<Success, Output, NewFailure> {
-        let step = ChainedTaskOperation<Success, Output, NewFailure>(reporting: totalUnitCount) { progress in
+        _ body: @escaping @Sendable (Base.Success, OperationProgress) async throws(NewFailure) -> Output
+    ) -> ChainedTaskOperation<Base.Success, Output, NewFailure> {
+        let step = ChainedTaskOperation<Base.Success, Output, NewFailure>(reporting: totalUnitCount) { progress in
             .throwing { (input) async throws(NewFailure) -> Output in try await body(input, progress) }
         }
-        step.takeInput(from: self)
+        step.takeInput(from: base._asyncResultOperation)
         return step
     }
 
@@ -117,12 +117,12 @@ extension AsyncResultOperation where Success: Sendable {
     /// `body`. Safe to call from any thread.
     public func then<Output: Sendable>(
         totalUnitCount: Int64,
-        _ body: @escaping @Sendable (Success, OperationProgress) async -> Output
-    ) -> ChainedTaskOperation<Success, Output, Never> {
-        let step = ChainedTaskOperation<Success, Output, Never>(reporting: totalUnitCount) { progress in
+        _ body: @escaping @Sendable (Base.Success, OperationProgress) async -> Output
+    ) -> ChainedTaskOperation<Base.Success, Output, Never> {
+        let step = ChainedTaskOperation<Base.Success, Output, Never>(reporting: totalUnitCount) { progress in
             .nonThrowing { input in await body(input, progress) }
         }
-        step.takeInput(from: self)
+        step.takeInput(from: base._asyncResultOperation)
         return step
     }
 }

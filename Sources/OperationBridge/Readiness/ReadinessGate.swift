@@ -1,7 +1,7 @@
 import Foundation
 
 /// What an ``AsyncOperation`` checks after its dependencies have finished and before it becomes
-/// ready: its conditions, then its exclusivity keys (see ``AsyncOperation/addCondition(_:)``).
+/// ready: its conditions, then its exclusivity keys (see ``Bridge/addCondition(_:)``).
 ///
 /// The operation keeps the gate in its rare state, under its lock, and reports itself not ready
 /// while the gate is open: so it takes no queue slot while conditions are checked or keys are
@@ -97,7 +97,7 @@ extension AsyncOperation {
         guard added else {
             // `fatalError`, not `preconditionFailure`: the message must survive release builds.
             fatalError(
-                "addCondition(\(condition.name)) on \(type(of: self)) came too late: its conditions are being checked "
+                "bridge.addCondition(\(condition.name)) on \(type(of: self)) came too late: its conditions are being checked "
                     + "or it has started. Add conditions before adding the operation to a queue.")
         }
     }

@@ -35,7 +35,7 @@ import Foundation
 ///   outcome counts as the attempt's. Return a fresh operation from the factory: returning the
 ///   same one again reports the same outcome again, and one that your own code added to a queue
 ///   cannot be told from a fresh one (as with `run`) — Foundation traps when it is queued twice.
-/// - An attempt that runs out of `attemptTimeLimit` is timed out (``AsyncOperation/isTimedOut``):
+/// - An attempt that runs out of `attemptTimeLimit` is timed out (``Bridge/isTimedOut``):
 ///   its `Failure.timeout` goes to `retryingWhen` like any failure; where `Failure` cannot
 ///   express a timeout, a timed-out attempt is always retried, and when it was the last one the
 ///   retrying operation ends timed out, without a result.
@@ -47,7 +47,7 @@ import Foundation
 /// running attempt, or ends the wait between two attempts at once, and makes no more attempts;
 /// it finishes once the running attempt has ended, so no attempt outlives it. To bound one
 /// attempt, pass `attemptTimeLimit`; to bound all of them, backoff included, call
-/// ``AsyncOperation/limitRunningTime(to:clock:)`` on the retrying operation or await it with a
+/// ``Bridge/limitRunningTime(to:clock:)`` on the retrying operation or await it with a
 /// time limit: it then ends timed out.
 ///
 /// The queue slot stays taken during the waits between attempts (the operation is running).
@@ -79,7 +79,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     ///   - clock: The clock the waits and `attemptTimeLimit` are measured on; `ContinuousClock`
     ///     unless you pass another (a test clock, for example).
     ///   - attemptTimeLimit: How long one attempt may run, from its start (see
-    ///     ``AsyncOperation/limitRunningTime(to:clock:)``); `nil` (the default) for no limit.
+    ///     ``Bridge/limitRunningTime(to:clock:)``); `nil` (the default) for no limit.
     ///   - retryingWhen: Whether a failure is worth another attempt (transient); every failure
     ///     is, unless you say otherwise. Called on the operation's task, once per failed attempt
     ///     that has a successor left.
@@ -105,7 +105,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         self.shouldRetry = retryingWhen
         self.sleep = { delay in try await clock.sleep(for: delay) }
         if let attemptTimeLimit {
-            self.limitAttempt = { attempt in attempt.limitRunningTime(to: attemptTimeLimit, clock: clock) }
+            self.limitAttempt = { attempt in attempt.bridge.limitRunningTime(to: attemptTimeLimit, clock: clock) }
         } else {
             self.limitAttempt = nil
         }
@@ -230,7 +230,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
 
     /// Judges a finished attempt, and records its failure.
     private func judge(_ attempt: AsyncResultOperation<Success, Failure>, isLast: Bool) -> Verdict {
-        let timedOut = attempt.isTimedOut
+        let timedOut = attempt.bridge.isTimedOut
         let cancelled = attempt.isCancelled && !timedOut
         let verdict: Verdict
         let failure: OperationFailure<Failure>
@@ -241,7 +241,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
             failure = .failed(error)
             verdict = cancelled ? .cancel(error) : !isLast && shouldRetry(error) ? .retry : .fail(error)
         case nil:
-            if let upstream = attempt.upstreamFailure {
+            if let upstream = attempt.bridge.upstreamFailure {
                 failure = .upstreamFailed(upstream)
                 verdict = .upstreamFailed(upstream)
             } else if timedOut {

@@ -84,7 +84,7 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
     /// position and failure, once it has finished; `nil` while none has. Thread-safe.
     ///
     /// Operations that did not run because of it report it as their
-    /// ``AsyncOperation/upstreamFailure``; this names where it started, whatever `Failure` can
+    /// ``Bridge/upstreamFailure``; this names where it started, whatever `Failure` can
     /// express.
     public var firstFailure: StepFailure? {
         run.firstFailure
@@ -162,7 +162,7 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
                 let (result, cause) = stoppingOutcome(of: element.operation)
                 if case .failure(let error)? = result { throw mapping.failed(error) }
                 if let cause { throw mapping.upstreamFailed(cause) }
-                throw element.operation.isTimedOut ? mapping.timedOut() : mapping.cancelled()
+                throw element.operation.bridge.isTimedOut ? mapping.timedOut() : mapping.cancelled()
             }
             values[element.index] = value
             delivered += 1
@@ -176,7 +176,7 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
     func stoppingOutcome(
         of operation: AsyncResultOperation<Success, Failure>
     ) -> (result: Result<Success, Failure>?, cause: UpstreamFailedError?) {
-        let cause = operation.upstreamFailure
+        let cause = operation.bridge.upstreamFailure
         if cause != nil, let error = run.firstFailure(of: AsyncResultOperation<Success, Failure>.self) {
             return (.failure(error), nil)
         }

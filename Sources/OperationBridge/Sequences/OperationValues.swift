@@ -104,7 +104,7 @@ public struct OperationValues<Success: Sendable, Failure: Error>: AsyncSequence,
                 throw stoppingFailure(otherwise: error)
             case nil:
                 end()
-                throw stoppingFailure(otherwise: element.operation.isTimedOut ? timeoutFailure : cancellation)
+                throw stoppingFailure(otherwise: element.operation.bridge.isTimedOut ? timeoutFailure : cancellation)
             }
         }
 

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// It is a ``ChainedAsyncResultOperation``: its input comes from ``ChainedAsyncResultOperation/takeInput(from:)``,
 /// from the classic dependency scan, or from ``ChainedAsyncResultOperation/init(input:)``. Most
-/// code creates it with ``AsyncResultOperation/then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``.
+/// code creates it with ``Bridge/then(_:)->ChainedTaskOperation<Base.Success,Output,NewFailure>``.
 ///
 /// ```swift
 /// let title = unfurl.then { (url: URL) async throws(TitleError) -> String in
@@ -29,9 +29,9 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
     private let body: ChainedTaskBody<Input, Output, Failure>
 
     /// A Foundation `Progress` that follows the operation's
-    /// ``AsyncOperation/operationProgress``, for `ProgressReporting` code; see
+    /// ``Bridge/operationProgress``, for `ProgressReporting` code; see
     /// ``OperationProgress/foundationProgress``. Cancelling it cancels the operation. Thread-safe.
-    public var progress: Progress { operationProgress.foundationProgress }
+    public var progress: Progress { progressHandedOut.foundationProgress }
 
     // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also
     // where the solver would otherwise infer another `Failure` (see `then`).
@@ -130,7 +130,7 @@ extension ChainedTaskOperation where Failure == Never {
     }
 }
 
-extension AsyncResultOperation where Success: Sendable {
+extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendable {
     // Disfavored: for a closure that cannot throw, the `Never` overload below must win. Without
     // this, in a throwing context such as `#expect(await step.value == 2)`, the compiler infers
     // `NewFailure == any Error` to avoid comparing an optional, and asks for a `try`.
@@ -152,9 +152,9 @@ extension AsyncResultOperation where Success: Sendable {
     /// `Task` that cancelling the returned operation cancels. Safe to call from any thread.
     @_disfavoredOverload
     public func then<Output: Sendable, NewFailure: Error>(
-        _ body: @escaping @Sendable (Success) async throws(NewFailure) -> Output
-    ) -> ChainedTaskOperation<Success, Output, NewFailure> {
-        ChainedTaskOperation(inputFrom: self, body)
+        _ body: @escaping @Sendable (Base.Success) async throws(NewFailure) -> Output
+    ) -> ChainedTaskOperation<Base.Success, Output, NewFailure> {
+        ChainedTaskOperation(inputFrom: base._asyncResultOperation, body)
     }
 
     /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
@@ -163,9 +163,9 @@ extension AsyncResultOperation where Success: Sendable {
     /// (the step was cancelled before it started, or this operation failed). Cancelling the
     /// step cancels the `Task` running `body`. Safe to call from any thread.
     public func then<Output: Sendable>(
-        _ body: @escaping @Sendable (Success) async -> Output
-    ) -> ChainedTaskOperation<Success, Output, Never> {
-        ChainedTaskOperation(inputFrom: self, body)
+        _ body: @escaping @Sendable (Base.Success) async -> Output
+    ) -> ChainedTaskOperation<Base.Success, Output, Never> {
+        ChainedTaskOperation(inputFrom: base._asyncResultOperation, body)
     }
 }
 

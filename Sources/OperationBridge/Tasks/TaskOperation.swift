@@ -55,9 +55,9 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
     private let body: TaskBody<Success, Failure>
 
     /// A Foundation `Progress` that follows the operation's
-    /// ``AsyncOperation/operationProgress``, for `ProgressReporting` code; see
+    /// ``Bridge/operationProgress``, for `ProgressReporting` code; see
     /// ``OperationProgress/foundationProgress``. Cancelling it cancels the operation. Thread-safe.
-    public var progress: Progress { operationProgress.foundationProgress }
+    public var progress: Progress { progressHandedOut.foundationProgress }
 
     // Disfavored: a non-throwing closure must pick the `Failure == Never` initializer, also where
     // the solver would otherwise infer another `Failure` (see `then`).

@@ -79,7 +79,7 @@ struct AdmissionTests {
         let head = Numbered(1)
         let glue = BlockOperation {}
         glue.addDependency(head)
-        let tail = head.then { (value: Int) async -> Int in value + 1 }
+        let tail = head.bridge.then { (value: Int) async -> Int in value + 1 }
         tail.addDependency(glue)
         queue.addOperation(head)
         queue.addOperation(glue)
@@ -162,7 +162,7 @@ struct AdmissionTests {
                     }
                 default:
                     // `value` never queues the operation; the `run` below makes sure it is.
-                    return Task { try? await operation.value }
+                    return Task { try? await operation.bridge.value }
                 }
             }
             if suspended { queue.isSuspended = false }

@@ -53,7 +53,7 @@ struct AwaitingLifetimeTests {
             let subject = Subject(kind, probe: ReleaseProbe(released))
             weak = WeakBox(subject.operation)
             let operation = subject.operation
-            let awaiter = Task { try await operation.waitForCompletion() }
+            let awaiter = Task { try await operation.bridge.waitForCompletion() }
             OperationQueue().addOperation(operation)
             subject.release()
             try await awaiter.value
@@ -89,12 +89,12 @@ struct AwaitingLifetimeTests {
             let operation = subject.operation
             let queue = OperationQueue()
             queue.addOperation(operation)
-            let awaiter = Task { try await operation.waitForCompletion() }
+            let awaiter = Task { try await operation.bridge.waitForCompletion() }
             awaiter.cancel()
             await #expect(throws: CancellationError.self) { try await awaiter.value }
             #expect(!operation.isFinished)
             // The operation ends after its waiter has gone.
-            let finished = Task { try await operation.waitForCompletion() }
+            let finished = Task { try await operation.bridge.waitForCompletion() }
             subject.release()
             try? await finished.value
         }
@@ -110,7 +110,7 @@ struct AwaitingLifetimeTests {
             let subject = Subject(kind, probe: ReleaseProbe(released))
             weak = WeakBox(subject.operation)
             let operation = subject.operation
-            let awaiter = Task { try await operation.waitForCompletion() }
+            let awaiter = Task { try await operation.bridge.waitForCompletion() }
             awaiter.cancel()
             await #expect(throws: CancellationError.self) { try await awaiter.value }
         }

@@ -205,7 +205,7 @@ struct AwaitingResultOperationTests {
             }
             group.addTask {
                 do {
-                    try await pendingBlock.waitForCompletion()
+                    try await pendingBlock.bridge.waitForCompletion()
                     return ("block", .finished, .finished)
                 } catch {
                     return ("block", .stoppedWaiting, .finished)
@@ -257,15 +257,15 @@ struct AwaitingResultOperationTests {
     func valueWithAnyErrorFailure() async throws {
         let failing = ControlledOperation<Int, any Error>(.failure(TransferError.offline))
         failing.start()
-        await #expect(throws: TransferError.offline) { try await failing.value }
+        await #expect(throws: TransferError.offline) { try await failing.bridge.value }
 
         let cancelled = ManualResultOperation<Int, any Error>()
         cancelled.cancel()
         cancelled.start()
-        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        await #expect(throws: CancellationError.self) { try await cancelled.bridge.value }
 
         let succeeding = ControlledOperation<Int, any Error>(.success(3))
-        let awaiter = Task { try await succeeding.value }
+        let awaiter = Task { try await succeeding.bridge.value }
         succeeding.start()
         #expect(try await awaiter.value == 3)
     }

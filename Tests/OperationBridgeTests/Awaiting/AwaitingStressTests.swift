@@ -139,7 +139,7 @@ struct AwaitingStressTests {
             }
             var answered: [AwaitAnswer] = []
             for awaiter in awaiters { answered.append(await awaiter.value) }
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             let final = try #require(operation.result)
             for (index, kind) in kinds.enumerated() {
                 let allowed = kind.allowedAnswers(final: final, taskCancelled: cancelTask[index])
@@ -191,7 +191,7 @@ struct AwaitingStressTests {
                         if owner && index == 0 {
                             try await queue.runUntilFinished(block)
                         } else {
-                            try await block.waitForCompletion()
+                            try await block.bridge.waitForCompletion()
                         }
                         return true
                     } catch {
@@ -238,7 +238,7 @@ struct AwaitingStressTests {
                     inconsistencies.append("iteration \(iteration): awaiter \(index) answered before the finish")
                 }
             }
-            try? await block.waitForCompletion()
+            try? await block.bridge.waitForCompletion()
             if runs.current > 1 {
                 inconsistencies.append("iteration \(iteration): the block ran \(runs.current) times")
             }

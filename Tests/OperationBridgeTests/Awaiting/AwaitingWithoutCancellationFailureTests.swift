@@ -20,7 +20,7 @@ struct AwaitingWithoutCancellationFailureTests {
     func outcomeIsNil(scenario: NoResultCase) async {
         let operation = ManualResultOperation<Int, ParseError>()
         let queue = OperationQueue()
-        let awaiter = Task { await operation.outcome }
+        let awaiter = Task { await operation.bridge.outcome }
         switch scenario {
         case .cancelledBeforeStart:
             operation.cancel()
@@ -43,7 +43,7 @@ struct AwaitingWithoutCancellationFailureTests {
     @Test("outcome answers the failure the operation did report")
     func outcomeReportsFailure() async {
         let operation = ControlledOperation<Int, ParseError>(.failure(.malformed))
-        let awaiter = Task { await operation.outcome }
+        let awaiter = Task { await operation.bridge.outcome }
         OperationQueue().addOperation(operation)
         #expect(await awaiter.value == .failure(.malformed))
     }
@@ -60,7 +60,7 @@ struct AwaitingWithoutCancellationFailureTests {
         #expect(await runner.value == nil)
         #expect(operation.isCancelled)
         queue.isSuspended = false
-        try? await operation.waitForCompletion()
+        try? await operation.bridge.waitForCompletion()
         #expect(operation.mainRunCount == 0)
         #expect(operation.result == nil)
     }

@@ -50,7 +50,7 @@ struct DependencyWakeUpTests {
             dependent.armed.set(true)
             let queue = OperationQueue()
             queue.addOperation(dependent)
-            try await dependent.waitForCompletion()
+            try await dependent.bridge.waitForCompletion()
             #expect(dependent.firstArmedReadiness.current == false)  // the race did happen
             #expect(dependent.result == .success(7))
         }
@@ -99,7 +99,7 @@ struct DependencyWakeUpTests {
                     queue.addOperation(dependent)
                     go.set(true)
                 }
-                let value = await dependent.value
+                let value = await dependent.bridge.value
                 try #require(value == 1)
             }
         }

@@ -13,11 +13,11 @@ struct DiagnosticsTests {
         let fetch = ManualResultOperation<Int, TransferError>()
         fetch.name = "avatar"
         fetch.addDependency(login)
-        let text = fetch.pendingDiagnostics
+        let text = fetch.bridge.pendingDiagnostics
         #expect(
             text.contains("ManualResultOperation<Int, TransferError> 'avatar': pending (not started), not cancelled"))
         #expect(text.contains("not added to a queue by the package (it may be in a queue you added it to)"))
-        #expect(ManualResultOperation<Int, TransferError>().pendingDiagnostics.contains("queue: in no queue"))
+        #expect(ManualResultOperation<Int, TransferError>().bridge.pendingDiagnostics.contains("queue: in no queue"))
         #expect(text.contains("waits for 1 unfinished dependency"))
         #expect(
             text.contains(
@@ -30,9 +30,9 @@ struct DiagnosticsTests {
         suspended.name = "paused"
         suspended.isSuspended = true
         let waiting = suspended.addTask { () async -> Int in 1 }
-        #expect(waiting.pendingDiagnostics.contains("'paused', SUSPENDED"))
+        #expect(waiting.bridge.pendingDiagnostics.contains("'paused', SUSPENDED"))
         suspended.isSuspended = false
-        _ = await waiting.value
+        _ = await waiting.bridge.value
 
         let serial = OperationQueue()
         serial.name = "serial"
@@ -41,9 +41,9 @@ struct DiagnosticsTests {
         serial.addOperation(busy)
         await busy.started.wait()
         let next = serial.addTask { () async -> Int in 2 }
-        #expect(next.pendingDiagnostics.contains("1 of 1 slots in use — SATURATED"))
+        #expect(next.bridge.pendingDiagnostics.contains("1 of 1 slots in use — SATURATED"))
         busy.finish(with: .success(0))
-        #expect(await next.value == 2)
+        #expect(await next.bridge.value == 2)
     }
 
     @Test("A running TaskOperation says it started: its queue is followed only until the work starts")
@@ -58,11 +58,11 @@ struct DiagnosticsTests {
         }
         // The queue is let go of before the work's first line runs.
         #expect(await entered.wait())
-        let text = running.pendingDiagnostics
+        let text = running.bridge.pendingDiagnostics
         #expect(text.contains("TaskOperation<Int, Never>: executing, not cancelled"))
         #expect(text.contains("queue: started (the package follows an operation's queue until its work starts)"))
         running.cancel()
-        _ = await running.outcome
+        _ = await running.bridge.outcome
     }
 
     #if EXIT_TESTS
@@ -80,7 +80,7 @@ struct DiagnosticsTests {
                 let stuck = ManualResultOperation<Int, TransferError>()
                 stuck.name = "stuck"
                 stuck.addDependency(never)
-                let awaiting = Task { await stuck.outcome }
+                let awaiting = Task { await stuck.bridge.outcome }
                 var logged = ""
                 while !logged.contains("waits for 1 unfinished dependency") {
                     logged += String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)

@@ -19,7 +19,7 @@ struct ForeignOperationAwaitingTests {
         let operation = LegacyAsyncOperation(gate: gate, events: events)
         let queue = OperationQueue()
         let awaiter = Task {
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             events.append("answered")
             return operation.isFinished
         }
@@ -40,7 +40,7 @@ struct ForeignOperationAwaitingTests {
         let events = Recorder<String>()
         let operation = LegacyAsyncOperation(gate: Gate(), events: events)
         operation.cancel()
-        let awaiter = Task { try await operation.waitForCompletion() }
+        let awaiter = Task { try await operation.bridge.waitForCompletion() }
         OperationQueue().addOperation(operation)
 
         try await awaiter.value
@@ -51,7 +51,7 @@ struct ForeignOperationAwaitingTests {
     @Test("A hand-written subclass that is never started: cancelling the awaiting task answers it")
     func legacySubclassNeverStarted() async {
         let operation = LegacyAsyncOperation(gate: Gate())
-        let awaiter = Task { try await operation.waitForCompletion() }
+        let awaiter = Task { try await operation.bridge.waitForCompletion() }
         awaiter.cancel()
 
         await #expect(throws: CancellationError.self) { try await awaiter.value }
@@ -71,7 +71,7 @@ struct ForeignOperationAwaitingTests {
         await #expect(throws: CancellationError.self) { try await runner.value }
         #expect(operation.isCancelled)
         queue.isSuspended = false
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(events.all == ["legacy finished"], "finished without starting its work")
     }
 
@@ -87,7 +87,7 @@ struct ForeignOperationAwaitingTests {
             completionRan.fire()
         }
         let awaiter = Task {
-            try await block.waitForCompletion()
+            try await block.bridge.waitForCompletion()
             return block.isFinished
         }
         queue.addOperation(block)
@@ -105,7 +105,7 @@ struct ForeignOperationAwaitingTests {
         let completionRan = OneShotSignal()
         let block = hold.hold(CompletionRecordingBlockOperation {})
         block.completionBlock = { completionRan.fire() }
-        let awaiters = (0..<3).map { _ in Task { try await block.waitForCompletion() } }
+        let awaiters = (0..<3).map { _ in Task { try await block.bridge.waitForCompletion() } }
         let runner = Task { try await queue.runUntilFinished(block) }
         hold.release()
 
@@ -126,7 +126,7 @@ struct ForeignOperationAwaitingTests {
         let secondRan = OneShotSignal()
         let block = hold.hold(BlockOperation {})
         block.completionBlock = { ran.append("first") }
-        let awaiter = Task { try await block.waitForCompletion() }
+        let awaiter = Task { try await block.bridge.waitForCompletion() }
         queue.addOperation(block)
         block.completionBlock = {
             ran.append("second")
@@ -146,7 +146,7 @@ struct ForeignOperationAwaitingTests {
         block.start()
         #expect(block.isFinished)
 
-        try await block.waitForCompletion()
+        try await block.bridge.waitForCompletion()
         let queue = OperationQueue()
         try await queue.runUntilFinished(block)
         #expect(queue.operationCount == 0)
@@ -162,7 +162,7 @@ struct ForeignOperationAwaitingTests {
             for _ in 0..<50 {
                 group.addTask {
                     do {
-                        try await operation.waitForCompletion()
+                        try await operation.bridge.waitForCompletion()
                         return operation.isFinished
                     } catch {
                         return false

@@ -75,7 +75,7 @@ struct PriorityTests {
         // The test waits on a signal, not on the task's value, so that the awaiting task's
         // priority is not escalated to the test's own.
         let awaiter = Task(priority: raise.task) {
-            let outcome = await operation.outcome
+            let outcome = await operation.bridge.outcome
             answered.fire()
             return outcome
         }
@@ -107,7 +107,7 @@ struct PriorityTests {
         let awaiter = Task(priority: .high) {
             switch entry {
             case .waitForCompletion:
-                try? await block.waitForCompletion()
+                try? await block.bridge.waitForCompletion()
             case .runUntilFinished:
                 try? await queue.runUntilFinished(block)
             }

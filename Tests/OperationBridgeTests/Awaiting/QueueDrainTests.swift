@@ -90,7 +90,7 @@ struct QueueDrainTests {
             return [first.isFinished, later.isFinished]
         }
         hold.release()
-        try await first.waitForCompletion()
+        try await first.bridge.waitForCompletion()
         laterGate.open()
 
         #expect(try await drain.value == [true, true])

@@ -16,9 +16,9 @@ struct QueueSlotsTests {
                 queue.maxConcurrentOperationCount = 1
                 let outer = queue.addTask { () async -> Int in
                     let inner = queue.addTask { () async -> Int in 1 }
-                    return await inner.value ?? 0
+                    return await inner.bridge.value ?? 0
                 }
-                _ = await outer.value
+                _ = await outer.bridge.value
             }
             let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
             #expect(message.contains("deadlock"))
@@ -34,7 +34,7 @@ struct QueueSlotsTests {
                 let outer = queue.addTask { () async -> Int in
                     await queue.run(TaskOperation { 1 }) ?? 0
                 }
-                _ = await outer.value
+                _ = await outer.bridge.value
             }
         }
 
@@ -46,7 +46,7 @@ struct QueueSlotsTests {
                     try await queue.waitForAllOperations()
                     return 0
                 }
-                _ = try? await outer.value
+                _ = try? await outer.bridge.value
             }
         }
     #endif
@@ -57,14 +57,14 @@ struct QueueSlotsTests {
         queue.maxConcurrentOperationCount = 2
         let outer = queue.addTask { () async -> Int in
             let inner = queue.addTask { () async -> Int in 20 }
-            return (await inner.value ?? 0) + 1
+            return (await inner.bridge.value ?? 0) + 1
         }
-        #expect(await outer.value == 21)
+        #expect(await outer.bridge.value == 21)
         let unlimited = OperationQueue()
         let nested = unlimited.addTask { () async -> Int in
             await unlimited.run(TaskOperation { 5 }) ?? 0
         }
-        #expect(await nested.value == 5)
+        #expect(await nested.bridge.value == 5)
     }
 
     /// A closure runs on its queue's thread until its first suspension, where
@@ -81,7 +81,7 @@ struct QueueSlotsTests {
         let outer = queue.addTask { () async -> Int in
             // Before any suspension: still on the queue's thread, in its only slot.
             laterQueued.blockingWait()
-            let inner = TaskOperation { () async -> Int in await later.current?.value ?? 0 }
+            let inner = TaskOperation { () async -> Int in await later.current?.bridge.value ?? 0 }
             startedByHand.set(inner)
             inner.start()
             return 1
@@ -89,9 +89,9 @@ struct QueueSlotsTests {
         // Pending behind `outer` in the width-1 queue, added by the package.
         later.set(queue.addTask { () async -> Int in 3 })
         laterQueued.open()
-        #expect(await outer.value == 1)
+        #expect(await outer.bridge.value == 1)
         let inner = try #require(startedByHand.current)
-        #expect(await inner.value == 3)
+        #expect(await inner.bridge.value == 3)
     }
 
     @Test("Awaiting work on another queue from a serial queue's slot is fine")
@@ -103,7 +103,7 @@ struct QueueSlotsTests {
         let outer = serial.addTask { () async -> Int in
             await other.run(TaskOperation { 3 }) ?? 0
         }
-        #expect(await outer.value == 3)
+        #expect(await outer.bridge.value == 3)
     }
 
     // MARK: - Quality of service from the queue

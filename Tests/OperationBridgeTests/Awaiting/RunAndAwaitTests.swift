@@ -120,7 +120,7 @@ struct RunAndAwaitTests {
         #expect(operation.mainRunCount == 0)
 
         queue.isSuspended = false
-        try? await operation.waitForCompletion()
+        try? await operation.bridge.waitForCompletion()
         #expect(operation.isFinished)
         #expect(operation.mainRunCount == 0)
         #expect(operation.result == .failure(.cancelledByUser))
@@ -137,7 +137,7 @@ struct RunAndAwaitTests {
         #expect(await runner.value == .failure(.cancelledByUser))
         #expect(queue.isSuspended)
         queue.isSuspended = false
-        try? await operation.waitForCompletion()
+        try? await operation.bridge.waitForCompletion()
         #expect(operation.mainRunCount == 0)
     }
 
@@ -178,7 +178,7 @@ struct RunAndAwaitTests {
                 }
             }
             #expect(await runner.value, "answered with the operation's own cancellation")
-            try? await operation.waitForCompletion()
+            try? await operation.bridge.waitForCompletion()
             #expect(operation.mainRunCount == 0)
         }
         let enqueued = queue.cancelledWhenEnqueued.all
@@ -198,7 +198,7 @@ struct RunAndAwaitTests {
         await #expect(throws: CancellationError.self) { try await runner.value }
         #expect(block.isCancelled)
         queue.isSuspended = false
-        try? await block.waitForCompletion()
+        try? await block.bridge.waitForCompletion()
         #expect(block.isFinished)
         #expect(blockRuns.current == 0)
     }

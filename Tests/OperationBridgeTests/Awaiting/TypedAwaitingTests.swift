@@ -27,7 +27,7 @@ struct TypedAwaitingTests {
     @Test("Never: value and run answer the value without try, also written inline")
     func neverFailingValueAndRun() async {
         let queue = OperationQueue()
-        #expect(await queue.addTask { 6 * 7 }.value == 42)
+        #expect(await queue.addTask { 6 * 7 }.bridge.value == 42)
         #expect(await queue.run(TaskOperation { 7 }) == 7)
         let inTask = Task { await queue.run(TaskOperation { 8 }) }
         #expect(await inTask.value == 8)
@@ -40,7 +40,7 @@ struct TypedAwaitingTests {
     func neverFailingCancelled() async {
         let operation = TaskOperation { () async -> Int in 1 }
         operation.cancel()
-        #expect(await operation.value == nil)
+        #expect(await operation.bridge.value == nil)
         let queue = OperationQueue()
         queue.isSuspended = true
         let owned = Task { await queue.run(TaskOperation { () async -> Int in 2 }) }
@@ -55,12 +55,12 @@ struct TypedAwaitingTests {
         let queue = OperationQueue()
         let found = Lookup(.success("42"))
         queue.addOperation(found)
-        #expect((try? await found.outcomeValue) == "42")
+        #expect((try? await found.bridge.outcomeValue) == "42")
 
         let missing = Lookup(.failure(.notFound))
         queue.addOperation(missing)
         do {
-            _ = try await missing.outcomeValue
+            _ = try await missing.bridge.outcomeValue
             Issue.record("expected a failure")
         } catch .failed(let error) {
             #expect(error == .notFound)
@@ -71,7 +71,7 @@ struct TypedAwaitingTests {
         let cancelled = Lookup(.success("never"))
         cancelled.cancel()
         do {
-            _ = try await cancelled.outcomeValue
+            _ = try await cancelled.bridge.outcomeValue
             Issue.record("expected a cancellation")
         } catch .cancelled {
             #expect(cancelled.result == nil)
@@ -84,11 +84,11 @@ struct TypedAwaitingTests {
     func legacyErrorUpstream() async {
         let queue = OperationQueue()
         let upstream = Lookup(.failure(.notFound))
-        let step = upstream.then { (text: String) async throws(LookupError) -> Int in text.count }
+        let step = upstream.bridge.then { (text: String) async throws(LookupError) -> Int in text.count }
         queue.addOperation(upstream)
         queue.addOperation(step)
         do {
-            _ = try await step.outcomeValue
+            _ = try await step.bridge.outcomeValue
             Issue.record("expected an upstream failure")
         } catch .upstreamFailed(let error) {
             #expect(error.rootFailure as? LookupError == .notFound)
@@ -129,7 +129,7 @@ struct TypedAwaitingTests {
         }
         operation.cancel()
         do {
-            _ = try await operation.value
+            _ = try await operation.bridge.value
         } catch {
             // `value` throws `Failure` itself here: OperationFailure is CancellationRepresentable.
             let typed: OperationFailure<LookupError> = error
@@ -173,7 +173,7 @@ struct TypedAwaitingTests {
         await #expect(throws: StepError.planned(0)) {
             try await queue.results(of: [failing, waiting]).collectValues()
         }
-        try await waiting.waitForCompletion()
+        try await waiting.bridge.waitForCompletion()
         #expect(waiting.result == .failure(.cancelled))
     }
 }
@@ -186,16 +186,16 @@ struct DecidedOutcomeTests {
     func cancelledNeverQueued() async {
         let operation = ManualResultOperation<Int, TransferError>()
         operation.cancel()
-        await #expect(throws: TransferError.cancelled) { try await operation.value }
-        #expect(await operation.outcome == .failure(.cancelled))
+        await #expect(throws: TransferError.cancelled) { try await operation.bridge.value }
+        #expect(await operation.bridge.outcome == .failure(.cancelled))
         #expect(!operation.isFinished)  // it finishes when something starts it
     }
 
     @Test("An await already waiting is answered when the operation is cancelled, never queued")
     func waitingThenCancelled() async {
         let operation = ManualResultOperation<Int, TransferError>()
-        let answer = Task { try await operation.value }
-        let outcome = Task { await operation.outcome }
+        let answer = Task { try await operation.bridge.value }
+        let outcome = Task { await operation.bridge.outcome }
         operation.cancel()
         await #expect(throws: TransferError.cancelled) { try await answer.value }
         #expect(await outcome.value == .failure(.cancelled))
@@ -204,7 +204,7 @@ struct DecidedOutcomeTests {
     @Test("A result given before the operation started is answered at once")
     func resultBeforeStart() async throws {
         let operation = ManualResultOperation<Int, TransferError>()
-        let answer = Task { try await operation.value }
+        let answer = Task { try await operation.bridge.value }
         operation.finish(with: .success(5))
         #expect(try await answer.value == 5)
         #expect(operation.mainRunCount == 0)
@@ -214,9 +214,9 @@ struct DecidedOutcomeTests {
     func cancelledWithoutResult() async {
         let operation = ManualResultOperation<Int, ParseError>()
         operation.cancel()
-        #expect(await operation.outcome == nil)
+        #expect(await operation.bridge.outcome == nil)
         do {
-            _ = try await operation.outcomeValue
+            _ = try await operation.bridge.outcomeValue
         } catch {
             if case .cancelled = error {} else { Issue.record("got \(error)") }
         }
@@ -226,11 +226,11 @@ struct DecidedOutcomeTests {
     func waitForCompletionWaitsForTheFinish() async {
         let operation = ManualResultOperation<Int, TransferError>()
         operation.cancel()
-        let waiter = Task { try await operation.waitForCompletion() }
+        let waiter = Task { try await operation.bridge.waitForCompletion() }
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         operation.start()  // a cancelled operation finishes when started
-        try? await operation.waitForCompletion()
+        try? await operation.bridge.waitForCompletion()
         #expect(operation.isFinished)
     }
 }

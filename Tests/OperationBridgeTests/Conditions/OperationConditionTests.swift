@@ -15,7 +15,7 @@ struct OperationConditionTests {
     func failedConditionUntyped() async throws {
         let operation = ProbeResultOperation<any Error>(.inMain(.success(1)))
         operation.name = "upload"
-        operation.addCondition(OperationCondition("signed in") { _ in false })
+        operation.bridge.addCondition(OperationCondition("signed in") { _ in false })
         let queue = OperationQueue()
         let outcome = await queue.runForOutcome(operation)
         let error = try #require(outcome?.failureValue as? ConditionFailedError)
@@ -23,14 +23,14 @@ struct OperationConditionTests {
         #expect(error.operationName == "upload")
         #expect("\(error)".contains("condition 'signed in' failed"))
         #expect(operation.mainCalls.value == 0)
-        #expect(operation.conditionFailure?.condition == "signed in")
+        #expect(operation.bridge.conditionFailure?.condition == "signed in")
         #expect(!operation.isCancelled)
     }
 
     @Test("A Failure adopting ConditionFailureRepresentable reports the failed condition in its type")
     func failedConditionTyped() async throws {
         let operation = ProbeResultOperation<GuardedError>(.inMain(.success(1)))
-        operation.addCondition(OperationCondition("quota left") { _ in false })
+        operation.bridge.addCondition(OperationCondition("quota left") { _ in false })
         let queue = OperationQueue()
         await #expect {
             try await queue.runForOutcomeValue(operation)
@@ -44,15 +44,15 @@ struct OperationConditionTests {
     @Test("A Failure that cannot say it: the operation ends cancelled, the reason in conditionFailure")
     func failedConditionInexpressible() async throws {
         let operation = ProbeResultOperation<PlainError>(.inMain(.success(1)))
-        operation.addCondition(OperationCondition("never") { _ in false })
+        operation.bridge.addCondition(OperationCondition("never") { _ in false })
         let plain = ProbeOperation()
-        plain.addCondition(OperationCondition("never") { _ in false })
+        plain.bridge.addCondition(OperationCondition("never") { _ in false })
         let queue = OperationQueue()
         #expect(await queue.runForOutcome(operation) == nil)
         try await queue.runUntilFinished(plain)
         #expect(operation.isCancelled && plain.isCancelled)
-        #expect(operation.conditionFailure?.condition == "never")
-        #expect(plain.conditionFailure?.condition == "never")
+        #expect(operation.bridge.conditionFailure?.condition == "never")
+        #expect(plain.bridge.conditionFailure?.condition == "never")
         #expect(operation.mainCalls.value == 0 && plain.mainCalls.value == 0)
     }
 
@@ -62,7 +62,7 @@ struct OperationConditionTests {
         let sawDependencyFinished = LockedBox<Bool?>(nil)
         let operation = ProbeResultOperation<Never>(.inMain(.success(5)))
         operation.addDependency(dependency)
-        operation.addCondition(
+        operation.bridge.addCondition(
             OperationCondition("after dependency") { _ in
                 sawDependencyFinished.withLock { $0 = dependency.isFinished }
                 return true
@@ -81,7 +81,7 @@ struct OperationConditionTests {
         let entered = Gate()
         let answer = Gate()
         let operation = ProbeResultOperation<Never>(.inMain(.success(1)))
-        operation.addCondition(
+        operation.bridge.addCondition(
             OperationCondition("remote check") { _ in
                 entered.open()
                 await answer.wait()
@@ -102,7 +102,7 @@ struct OperationConditionTests {
         let entered = Gate()
         let sawCancellation = LockedBox(false)
         let operation = ProbeResultOperation<CancellationError>(.inMain(.success(1)))
-        operation.addCondition(
+        operation.bridge.addCondition(
             OperationCondition("slow") { _ in
                 entered.open()
                 await withTaskCancellationHandler {
@@ -116,7 +116,7 @@ struct OperationConditionTests {
         queue.addOperation(operation)
         await entered.wait()
         operation.cancel()
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(operation.isCancelled && operation.mainCalls.value == 0)
         #expect(sawCancellation.current)
     }
@@ -128,7 +128,7 @@ struct OperationConditionTests {
         failing.name = "fetch"
         let guarded = ProbeResultOperation<any Error>(.inMain(.success(1)))
         guarded.addDependency(failing)
-        guarded.addCondition(.noFailedDependencies)
+        guarded.bridge.addCondition(.noFailedDependencies)
         queue.addOperation(failing)
         let outcome = await queue.runForOutcome(guarded)
         let error = try #require(outcome?.failureValue as? ConditionFailedError)
@@ -139,7 +139,7 @@ struct OperationConditionTests {
         let succeeding = ProbeResultOperation<PlainError>(.inMain(.success(1)))
         let runs = ProbeResultOperation<any Error>(.inMain(.success(2)))
         runs.addDependency(succeeding)
-        runs.addCondition(.noFailedDependencies)
+        runs.bridge.addCondition(.noFailedDependencies)
         queue.addOperation(succeeding)
         #expect(try await queue.run(runs) == 2)
     }
@@ -147,7 +147,7 @@ struct OperationConditionTests {
     @Test("In a pipeline, a failed condition is a failure: the root cause dependents report names it")
     func pipelineSeesConditionFailure() async throws {
         let guarded = ProbeResultOperation<PlainError>(.inMain(.success(1)))
-        guarded.addCondition(OperationCondition("feature flag") { _ in false })
+        guarded.bridge.addCondition(OperationCondition("feature flag") { _ in false })
         let dependent = ProbeResultOperation<any Error>(.inMain(.success(2)))
         dependent.addDependency(guarded)
         let pipeline = try Pipeline([guarded, dependent], on: OperationQueue())
@@ -155,7 +155,7 @@ struct OperationConditionTests {
         let first = try #require(pipeline.firstFailure)
         #expect(first.index == 0)
         #expect((first.error as? ConditionFailedError)?.condition == "feature flag")
-        #expect((dependent.upstreamFailure?.rootFailure as? ConditionFailedError)?.condition == "feature flag")
+        #expect((dependent.bridge.upstreamFailure?.rootFailure as? ConditionFailedError)?.condition == "feature flag")
         #expect(dependent.mainCalls.value == 0)
     }
 
@@ -164,7 +164,7 @@ struct OperationConditionTests {
         let checked = Recorder<String>()
         let operation = ProbeOperation()
         for name in ["a", "b", "c"] {
-            operation.addCondition(
+            operation.bridge.addCondition(
                 OperationCondition(name) { _ in
                     checked.append(name)
                     return name != "b"
@@ -172,7 +172,7 @@ struct OperationConditionTests {
         }
         try await OperationQueue().runUntilFinished(operation)
         #expect(checked.all == ["a", "b"])
-        #expect(operation.conditionFailure?.condition == "b")
+        #expect(operation.bridge.conditionFailure?.condition == "b")
     }
 
     #if EXIT_TESTS
@@ -183,11 +183,11 @@ struct OperationConditionTests {
             await #expect(processExitsWith: .failure) {
                 let operation = ProbeOperation(.byTest)
                 operation.start()
-                operation.addCondition(.noFailedDependencies)
+                operation.bridge.addCondition(.noFailedDependencies)
             }
             await #expect(processExitsWith: .failure) {
                 let operation = ProbeOperation()
-                operation.addCondition(.noFailedDependencies)
+                operation.bridge.addCondition(.noFailedDependencies)
                 operation.start()
             }
         }

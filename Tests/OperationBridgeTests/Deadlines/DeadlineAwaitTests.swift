@@ -26,7 +26,7 @@ struct DeadlineAwaitTests {
         let queue = OperationQueue()
         let operation = await runningOperation(in: queue)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in
-            try await operation.value(timeout: .seconds(5), clock: clock)
+            try await operation.bridge.value(within: .timeout(.seconds(5), clock: clock))
         }
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(4))
@@ -37,10 +37,10 @@ struct DeadlineAwaitTests {
         // The work ignored the cancellation: it still runs, and keeps its queue slot.
         #expect(operation.isExecuting)
         operation.finish(with: .success(1))
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         // The first result wins: the timeout, recorded as such (not as a cancellation).
         #expect(operation.result == .failure(.timedOut))
-        #expect(operation.isTimedOut)
+        #expect(operation.bridge.isTimedOut)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -51,7 +51,8 @@ struct DeadlineAwaitTests {
         let operation = await runningOperation(in: queue)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in
             defer { #expect(operation.isFinished) }
-            return try await queue.run(operation, timeout: .seconds(5), clock: clock, onTimeout: .cancelAndWait)
+            return try await queue.run(
+                operation, within: .timeout(.seconds(5), clock: clock, onTimeout: .cancelAndWait))
         }
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(5))
@@ -68,7 +69,7 @@ struct DeadlineAwaitTests {
         let queue = OperationQueue()
         let operation = await runningOperation(in: queue)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in
-            try await operation.value(timeout: .seconds(5), clock: clock)
+            try await operation.bridge.value(within: .timeout(.seconds(5), clock: clock))
         }
         await clock.sleepers(atLeast: 1)
         operation.finish(with: .success(42))
@@ -87,14 +88,14 @@ struct DeadlineAwaitTests {
         let operation = ManualResultOperation<Int, SlowServiceError>()
         queue.addOperation(operation)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in
-            try await operation.value(timeout: .seconds(5), clock: clock)
+            try await operation.bridge.value(within: .timeout(.seconds(5), clock: clock))
         }
         await clock.sleepers(atLeast: 1)
         operation.cancel()
         await #expect(throws: SlowServiceError.cancelled) { try await awaiting.value }
         #expect(clock.pendingSleepers == 0)
         queue.isSuspended = false
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
     }
 
     @Test("Cancelling the awaiting task stops the wait as a cancellation, and the timer with it")
@@ -102,7 +103,7 @@ struct DeadlineAwaitTests {
         let clock = TestClock()
         let operation = ManualResultOperation<Int, LookupFailure>()  // never queued
         let awaiting = Task { () async throws(OperationFailure<LookupFailure>) -> Int in
-            try await operation.outcomeValue(timeout: .seconds(5), clock: clock)
+            try await operation.bridge.outcomeValue(within: .timeout(.seconds(5), clock: clock))
         }
         await clock.sleepers(atLeast: 1)
         awaiting.cancel()
@@ -116,15 +117,17 @@ struct DeadlineAwaitTests {
         for timeout in [Duration.zero, .seconds(-1)] {
             let clock = TestClock()
             let pending = ManualResultOperation<Int, SlowServiceError>()
-            await #expect(throws: SlowServiceError.timedOut) { try await pending.value(timeout: timeout, clock: clock) }
+            await #expect(throws: SlowServiceError.timedOut) {
+                try await pending.bridge.value(within: .timeout(timeout, clock: clock))
+            }
             #expect(pending.isCancelled)
             let finished = TaskOperation { () async throws(SlowServiceError) -> Int in 7 }
             finished.start()
-            try await finished.waitForCompletion()
-            #expect(try await finished.value(timeout: timeout, clock: clock) == 7)
+            try await finished.bridge.waitForCompletion()
+            #expect(try await finished.bridge.value(within: .timeout(timeout, clock: clock)) == 7)
             // And on the real clock, through the ContinuousClock timer heap.
             let real = ManualResultOperation<Int, SlowServiceError>()
-            await #expect(throws: SlowServiceError.timedOut) { try await real.value(timeout: timeout) }
+            await #expect(throws: SlowServiceError.timedOut) { try await real.bridge.value(within: .timeout(timeout)) }
         }
     }
 
@@ -133,10 +136,10 @@ struct DeadlineAwaitTests {
         let clock = TestClock()
         let legacy = ManualResultOperation<Int, LookupFailure>()
         let legacyAwait = Task { () async throws(OperationFailure<LookupFailure>) -> Int in
-            try await legacy.outcomeValue(deadline: clock.now.advanced(by: .seconds(1)), clock: clock)
+            try await legacy.bridge.outcomeValue(within: .deadline(clock.now.advanced(by: .seconds(1)), clock: clock))
         }
         let untyped = ManualResultOperation<Int, any Error>()
-        let untypedAwait = Task { try await untyped.value(timeout: .seconds(1), clock: clock) }
+        let untypedAwait = Task { try await untyped.bridge.value(within: .timeout(.seconds(1), clock: clock)) }
         await clock.sleepers(atLeast: 2)
         clock.advance(by: .seconds(1))
         await #expect { try await legacyAwait.value } throws: { isCase($0, "timedOut") }
@@ -151,13 +154,14 @@ struct DeadlineAwaitTests {
         queue.isSuspended = true
         let operation = ManualResultOperation<Int, LookupFailure>()
         let awaiting = Task { () async throws(OperationFailure<LookupFailure>) -> Int in
-            try await queue.runForOutcomeValue(operation, timeout: .seconds(2), clock: clock, onTimeout: .cancelAndWait)
+            try await queue.runForOutcomeValue(
+                operation, within: .timeout(.seconds(2), clock: clock, onTimeout: .cancelAndWait))
         }
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
         await #expect { try await awaiting.value } throws: { isCase($0, "timedOut") }
         queue.isSuspended = false
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(operation.mainRunCount == 0)
     }
 
@@ -170,11 +174,12 @@ struct DeadlineAwaitTests {
         let queue = OperationQueue()
         queue.addOperation(glue)
         let awaiting = Task {
-            try await queue.run(TaskOperation { () async throws -> Int in 1 }, timeout: .seconds(1), clock: clock)
+            try await queue.run(
+                TaskOperation { () async throws -> Int in 1 }, within: .timeout(.seconds(1), clock: clock))
         }
         #expect(try await awaiting.value == 1)
         glue.cancel()
-        try await glue.waitForCompletion()
+        try await glue.bridge.waitForCompletion()
     }
 
     @Test("The ContinuousClock timer heap: thousands of deadlines cancelled and fired, interleaved")
@@ -187,14 +192,16 @@ struct DeadlineAwaitTests {
                     if index.isMultiple(of: 2) {
                         // Finishes long before its hour: the deadline is cancelled.
                         let value = try? await queue.run(
-                            TaskOperation { () async throws(SlowServiceError) -> Int in index }, timeout: .seconds(3600)
-                        )
+                            TaskOperation { () async throws(SlowServiceError) -> Int in index },
+                            within: .timeout(
+                                .seconds(3600)
+                            ))
                         return (true, value == index)
                     }
                     // Never finishes, and its time is already up: the deadline fires.
                     let stuck = ManualResultOperation<Int, SlowServiceError>()
                     do throws(SlowServiceError) {
-                        _ = try await stuck.value(timeout: .zero)
+                        _ = try await stuck.bridge.value(within: .timeout(.zero))
                         return (false, false)
                     } catch {
                         return (false, error == .timedOut && stuck.isCancelled)
@@ -220,7 +227,9 @@ struct DeadlineAwaitTests {
             let operation = await runningOperation(in: queue)
             let awaiting = Task { () async -> Result<Int, SlowServiceError> in
                 do throws(SlowServiceError) {
-                    return .success(try await operation.value(timeout: .seconds(1), clock: clock, onTimeout: behavior))
+                    return .success(
+                        try await operation.bridge.value(
+                            within: .timeout(.seconds(1), clock: clock, onTimeout: behavior)))
                 } catch {
                     return .failure(error)
                 }
@@ -233,12 +242,12 @@ struct DeadlineAwaitTests {
             }
             let answer = await awaiting.value
             await finisher.value
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             switch answer {
             case .success(let value):
                 #expect(operation.result == .success(value))
             case .failure(.timedOut):
-                #expect(operation.isCancelled && operation.isTimedOut)
+                #expect(operation.isCancelled && operation.bridge.isTimedOut)
                 #expect(operation.result == .failure(.timedOut))
             case .failure(let error):
                 #expect(operation.result == .failure(error))

@@ -10,7 +10,7 @@ struct RunTimeLimitTests {
     func pipelineCancelAndReturn() async throws {
         let clock = TestClock()
         let stubborn = ManualResultOperation<Int, SlowServiceError>()  // ignores cancellation
-        let next = stubborn.then { (value: Int) async throws(SlowServiceError) -> Int in value + 1 }
+        let next = stubborn.bridge.then { (value: Int) async throws(SlowServiceError) -> Int in value + 1 }
         let pipeline = try Pipeline([stubborn, next], on: OperationQueue())
         pipeline.limitRunningTime(to: .seconds(5), clock: clock)
         let awaiting = Task { () async throws(SlowServiceError) -> Int in try await pipeline.value(of: next) }
@@ -19,11 +19,11 @@ struct RunTimeLimitTests {
         clock.advance(by: .seconds(5))
         await #expect(throws: SlowServiceError.timedOut) { try await awaiting.value }
         try await pipeline.waitForCompletion()  // returns: the time is up
-        #expect(pipeline.isTimedOut && stubborn.isTimedOut && stubborn.isExecuting)
+        #expect(pipeline.isTimedOut && stubborn.bridge.isTimedOut && stubborn.isExecuting)
         await #expect(throws: SlowServiceError.timedOut) { try await pipeline.value(of: stubborn) }
         stubborn.finish()
-        try await stubborn.waitForCompletion()
-        #expect(next.result == .failure(.timedOut) && next.isTimedOut)
+        try await stubborn.bridge.waitForCompletion()
+        #expect(next.result == .failure(.timedOut) && next.bridge.isTimedOut)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -46,7 +46,7 @@ struct RunTimeLimitTests {
         #expect(ended.all.isEmpty && stubborn.isExecuting)
         stubborn.finish()
         try await waiting.value
-        #expect(pipeline.isTimedOut && stubborn.isTimedOut)
+        #expect(pipeline.isTimedOut && stubborn.bridge.isTimedOut)
         await expectTimedOut { () async throws(OperationFailure<LookupFailure>) -> Int in
             try await pipeline.outcomeValue(of: stubborn)
         }
@@ -62,7 +62,7 @@ struct RunTimeLimitTests {
         try await pipeline.waitForCompletion()
         #expect(clock.pendingSleepers == 0)
         clock.advance(by: .seconds(10))
-        #expect(!pipeline.isTimedOut && !quick.isTimedOut)
+        #expect(!pipeline.isTimedOut && !quick.bridge.isTimedOut)
 
         let slow = ManualResultOperation<Int, SlowServiceError>()
         let cancelled = try Pipeline([slow], on: OperationQueue())
@@ -74,7 +74,7 @@ struct RunTimeLimitTests {
         clock.advance(by: .seconds(5))
         slow.finish()
         try await cancelled.waitForCompletion()
-        #expect(!cancelled.isTimedOut && slow.isCancelled && !slow.isTimedOut)
+        #expect(!cancelled.isTimedOut && slow.isCancelled && !slow.bridge.isTimedOut)
         #expect(slow.result == .failure(.cancelled))
     }
 
@@ -107,7 +107,7 @@ struct RunTimeLimitTests {
         clock.advance(by: .seconds(1))
         await #expect(throws: SlowServiceError.timedOut) { try await collecting.value }
         second.finish()
-        try await second.waitForCompletion()
+        try await second.bridge.waitForCompletion()
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -163,7 +163,7 @@ struct RunTimeLimitTests {
         let queue = OperationQueue()
         let awaited = ManualResultOperation<Int, SlowServiceError>()
         queue.addOperation(awaited)
-        let outcome = Task { await awaited.outcome(timeout: .seconds(2), clock: clock) }
+        let outcome = Task { await awaited.bridge.outcome(within: .timeout(.seconds(2), clock: clock)) }
         await awaited.started.wait()
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
@@ -171,17 +171,18 @@ struct RunTimeLimitTests {
         awaited.finish()
 
         let legacy = ManualResultOperation<Int, LookupFailure>()
-        let run = Task { await queue.runForOutcome(legacy, timeout: .seconds(1), clock: clock) }
+        let run = Task { await queue.runForOutcome(legacy, within: .timeout(.seconds(1), clock: clock)) }
         await legacy.started.wait()
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(1))
         #expect(await run.value == nil)
-        #expect(legacy.isTimedOut)
+        #expect(legacy.bridge.isTimedOut)
         legacy.finish()
 
         let quick = ControlledOperation<Int, LookupFailure>(.success(3))
         #expect(
-            await queue.runForOutcome(quick, deadline: clock.now.advanced(by: .seconds(5)), clock: clock) == .success(3)
+            await queue.runForOutcome(quick, within: .deadline(clock.now.advanced(by: .seconds(5)), clock: clock))
+                == .success(3)
         )
         #expect(clock.pendingSleepers == 0)
     }
@@ -192,7 +193,7 @@ struct RunTimeLimitTests {
         let queue = OperationQueue()
         let typed = ManualResultOperation<Int, SlowServiceError>()
         let typedRun = Task { () async throws(SlowServiceError) -> Int in
-            try await queue.run(typed, deadline: clock.now.advanced(by: .seconds(3)), clock: clock)
+            try await queue.run(typed, within: .deadline(clock.now.advanced(by: .seconds(3)), clock: clock))
         }
         await typed.started.wait()
         await clock.sleepers(atLeast: 1)
@@ -201,10 +202,10 @@ struct RunTimeLimitTests {
         typed.finish()
 
         let untyped = TaskOperation { () async throws -> Int in 8 }
-        #expect(try await queue.run(untyped, deadline: clock.now.advanced(by: .seconds(3)), clock: clock) == 8)
+        #expect(try await queue.run(untyped, within: .deadline(clock.now.advanced(by: .seconds(3)), clock: clock)) == 8)
         let late = ManualResultOperation<Int, any Error>()
         await #expect(throws: OperationTimeoutError.self) {
-            try await queue.run(late, deadline: clock.now.advanced(by: .seconds(-1)), clock: clock)
+            try await queue.run(late, within: .deadline(clock.now.advanced(by: .seconds(-1)), clock: clock))
         }
     }
 }

@@ -12,7 +12,7 @@ struct RunningTimeLimitTests {
         let queue = OperationQueue()
         queue.isSuspended = true
         let operation = ManualResultOperation<Int, SlowServiceError>()
-        operation.limitRunningTime(to: .seconds(5), clock: clock)
+        operation.bridge.limitRunningTime(to: .seconds(5), clock: clock)
         queue.addOperation(operation)
         clock.advance(by: .seconds(60))  // pending all along: nothing counts yet
         #expect(clock.pendingSleepers == 0)
@@ -23,12 +23,12 @@ struct RunningTimeLimitTests {
         #expect(!operation.isCancelled)
         clock.advance(by: .seconds(1))
         await operation.cancelRequested.wait()
-        #expect(operation.isCancelled && operation.isTimedOut)
+        #expect(operation.isCancelled && operation.bridge.isTimedOut)
         #expect(operation.result == .failure(.timedOut))
         // It finishes when its work notices, as for any cancellation; the late result is ignored.
         #expect(operation.isExecuting)
         operation.finish(with: .success(1))
-        await #expect(throws: SlowServiceError.timedOut) { try await operation.value }
+        await #expect(throws: SlowServiceError.timedOut) { try await operation.bridge.value }
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -42,13 +42,13 @@ struct RunningTimeLimitTests {
             try await clock.sleep(for: .seconds(3600))  // ends when its task is cancelled
             return 1
         }
-        operation.limitRunningTime(to: .seconds(2), clock: clock)
+        operation.bridge.limitRunningTime(to: .seconds(2), clock: clock)
         queue.addOperation(operation)
         await entered.wait()
         await clock.sleepers(atLeast: 2)  // the work's sleep and the limit
         clock.advance(by: .seconds(2))
-        await #expect(throws: OperationTimeoutError.self) { try await operation.value }
-        #expect(operation.isTimedOut)
+        await #expect(throws: OperationTimeoutError.self) { try await operation.bridge.value }
+        #expect(operation.bridge.isTimedOut)
         #expect(throws: OperationTimeoutError.self) { try operation.result?.get() }
         #expect(clock.pendingSleepers == 0)
     }
@@ -63,10 +63,10 @@ struct RunningTimeLimitTests {
         await operation.cancelRequested.wait()
         operation.finish()  // cancelled: finishing without a result is allowed
         await expectTimedOut { () async throws(OperationFailure<LookupFailure>) -> Int in
-            try await operation.outcomeValue
+            try await operation.bridge.outcomeValue
         }
-        #expect(operation.result == nil && operation.isTimedOut)
-        #expect(await operation.outcome == nil)
+        #expect(operation.result == nil && operation.bridge.isTimedOut)
+        #expect(await operation.bridge.outcome == nil)
     }
 
     @Test("A plain AsyncOperation subclass with a limit is cancelled as timed out")
@@ -77,9 +77,9 @@ struct RunningTimeLimitTests {
         await startWithTimeLimit(operation, .milliseconds(10), clock: clock, on: queue, started: operation.started)
         clock.advance(by: .milliseconds(10))
         await operation.cancelRequested.wait()
-        #expect(operation.isCancelled && operation.isTimedOut)
+        #expect(operation.isCancelled && operation.bridge.isTimedOut)
         operation.finish()
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -90,10 +90,10 @@ struct RunningTimeLimitTests {
         let operation = ManualResultOperation<Int, SlowServiceError>()
         await startWithTimeLimit(operation, .seconds(5), clock: clock, on: queue, started: operation.started)
         operation.finish(with: .success(7))
-        #expect(try await operation.value == 7)
+        #expect(try await operation.bridge.value == 7)
         #expect(clock.pendingSleepers == 0)
         clock.advance(by: .seconds(10))
-        #expect(!operation.isTimedOut && !operation.isCancelled)
+        #expect(!operation.bridge.isTimedOut && !operation.isCancelled)
     }
 
     @Test("A cancellation before the limit stays a cancellation")
@@ -105,8 +105,8 @@ struct RunningTimeLimitTests {
         operation.cancel()
         clock.advance(by: .seconds(5))
         operation.finish()
-        await #expect(throws: SlowServiceError.cancelled) { try await operation.value }
-        #expect(!operation.isTimedOut)
+        await #expect(throws: SlowServiceError.cancelled) { try await operation.bridge.value }
+        #expect(!operation.bridge.isTimedOut)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -119,18 +119,18 @@ struct RunningTimeLimitTests {
                 ran.withLock { $0 += 1 }
                 return 1  // would win against a timer racing it
             }
-            operation.limitRunningTime(to: limit)
+            operation.bridge.limitRunningTime(to: limit)
             queue.addOperation(operation)
-            await #expect(throws: SlowServiceError.timedOut) { try await operation.value }
-            try await operation.waitForCompletion()
-            #expect(operation.isTimedOut && ran.current == 0)
+            await #expect(throws: SlowServiceError.timedOut) { try await operation.bridge.value }
+            try await operation.bridge.waitForCompletion()
+            #expect(operation.bridge.isTimedOut && ran.current == 0)
         }
         // Set on an operation already running: timed out at once.
         let running = ManualResultOperation<Int, SlowServiceError>()
         OperationQueue().addOperation(running)
         await running.started.wait()
-        running.limitRunningTime(to: .zero)
-        #expect(running.isTimedOut && running.result == .failure(.timedOut))
+        running.bridge.limitRunningTime(to: .zero)
+        #expect(running.bridge.isTimedOut && running.result == .failure(.timedOut))
         running.finish()
     }
 
@@ -142,14 +142,14 @@ struct RunningTimeLimitTests {
         queue.addOperation(operation)
         await operation.started.wait()
         clock.advance(by: .seconds(100))
-        operation.limitRunningTime(to: .seconds(1), clock: clock)
+        operation.bridge.limitRunningTime(to: .seconds(1), clock: clock)
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(1))
         await operation.cancelRequested.wait()
-        #expect(operation.isTimedOut)
+        #expect(operation.bridge.isTimedOut)
         operation.finish()
-        try await operation.waitForCompletion()
-        operation.limitRunningTime(to: .seconds(1), clock: clock)
+        try await operation.bridge.waitForCompletion()
+        operation.bridge.limitRunningTime(to: .seconds(1), clock: clock)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -181,8 +181,8 @@ struct RunningTimeLimitTests {
             start.open()
             await finisher.value
             await ticker.value
-            try await operation.waitForCompletion()
-            if operation.isTimedOut {
+            try await operation.bridge.waitForCompletion()
+            if operation.bridge.isTimedOut {
                 timedOut += 1
                 #expect(operation.isCancelled)
                 #expect(operation.result == .failure(.timedOut))

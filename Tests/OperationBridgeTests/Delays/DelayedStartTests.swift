@@ -15,14 +15,14 @@ struct DelayedStartTests {
         queue.addOperation(delayed, after: .seconds(10), clock: clock)
         await clock.sleepers(atLeast: 1)
         let other = queue.addTask { 1 }
-        #expect(await other.value == 1)  // ran in the only slot while the delayed one waits
+        #expect(await other.bridge.value == 1)  // ran in the only slot while the delayed one waits
         #expect(!delayed.isExecuting && !delayed.isReady && queue.operationCount == 1)
         clock.advance(by: .milliseconds(9999))
         #expect(!delayed.isReady)
         clock.advance(by: .milliseconds(1))
         await delayed.started.wait()
         delayed.finish(with: .success(2))
-        #expect(try await delayed.value == 2)
+        #expect(try await delayed.bridge.value == 2)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -38,7 +38,7 @@ struct DelayedStartTests {
         await clock.sleepers(atLeast: 1)
         #expect(ran.all.isEmpty)
         clock.advance(by: .seconds(3))
-        #expect(try await task.value == 3)
+        #expect(try await task.bridge.value == 3)
         #expect(ran.all == ["ran"])
     }
 
@@ -54,13 +54,13 @@ struct DelayedStartTests {
         atDeadline.finish(with: .success(1))
 
         for delay in [Duration.zero, .seconds(-3)] {
-            #expect(await queue.addTask(after: delay, clock: clock) { 4 }.value == 4)
+            #expect(await queue.addTask(after: delay, clock: clock) { 4 }.bridge.value == 4)
         }
         let passed = ManualResultOperation<Int, SlowServiceError>()
         queue.addOperation(passed, at: clock.now.advanced(by: .seconds(-1)), clock: clock)
         await passed.started.wait()
         passed.finish(with: .success(5))
-        #expect(try await passed.value == 5)
+        #expect(try await passed.bridge.value == 5)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -75,7 +75,7 @@ struct DelayedStartTests {
         }
         await clock.sleepers(atLeast: 1)
         task.cancel()
-        try await task.waitForCompletion()
+        try await task.bridge.waitForCompletion()
         #expect(task.isFinished && task.result == .failure(.cancelled))
         #expect(ran.all.isEmpty && clock.pendingSleepers == 0)
     }
@@ -98,13 +98,13 @@ struct DelayedStartTests {
                 dependency.finish(with: .success(1))
             } else {
                 dependency.finish(with: .success(1))
-                try await dependency.waitForCompletion()
+                try await dependency.bridge.waitForCompletion()
                 #expect(!delayed.isReady)
                 clock.advance(by: .seconds(1))
             }
             await delayed.started.wait()
             delayed.finish(with: .success(2))
-            #expect(try await delayed.value == 2)
+            #expect(try await delayed.bridge.value == 2)
         }
     }
 
@@ -113,17 +113,17 @@ struct DelayedStartTests {
         let clock = TestClock()
         let queue = OperationQueue()
         let operation = ManualResultOperation<Int, SlowServiceError>()
-        operation.delayStart(by: .seconds(100), clock: clock)
-        operation.delayStart(by: .seconds(2), clock: clock)
+        operation.bridge.delayStart(by: .seconds(100), clock: clock)
+        operation.bridge.delayStart(by: .seconds(2), clock: clock)
         #expect(clock.pendingSleepers <= 1)  // the replaced timer is stopped
         queue.addOperation(operation)
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
         await operation.started.wait()
-        operation.delayStart(by: .seconds(50), clock: clock)  // running: ignored
+        operation.bridge.delayStart(by: .seconds(50), clock: clock)  // running: ignored
         #expect(clock.pendingSleepers == 0)
         operation.finish(with: .success(1))
-        #expect(try await operation.value == 1)
+        #expect(try await operation.bridge.value == 1)
     }
 
     @Test("run(_:) on a delayed operation awaits it; the time limit of its own counts from its start")
@@ -131,8 +131,8 @@ struct DelayedStartTests {
         let clock = TestClock()
         let queue = OperationQueue()
         let operation = ManualResultOperation<Int, SlowServiceError>()
-        operation.delayStart(by: .seconds(10), clock: clock)
-        operation.limitRunningTime(to: .seconds(1), clock: clock)
+        operation.bridge.delayStart(by: .seconds(10), clock: clock)
+        operation.bridge.limitRunningTime(to: .seconds(1), clock: clock)
         let running = Task { try await queue.run(operation) }
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(10))
@@ -159,7 +159,7 @@ struct DelayedStartTests {
             }
             let cancels = Bool.random(using: &generator)
             let lags = (0..<3).map { _ in Int.random(in: 0..<6, using: &generator) }
-            operation.delayStart(by: .seconds(1), clock: clock)
+            operation.bridge.delayStart(by: .seconds(1), clock: clock)
             await clock.sleepers(atLeast: 1)
             let start = Gate()
             let adder = Task.detached {
@@ -181,7 +181,7 @@ struct DelayedStartTests {
             await adder.value
             await ticker.value
             await canceller.value
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             if operation.isCancelled {
                 cancelledCount += 1
                 #expect(operation.result == .failure(.cancelled))

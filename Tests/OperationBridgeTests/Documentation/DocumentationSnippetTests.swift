@@ -58,7 +58,7 @@ enum RequestContext {
         // Awaiting a result operation with its typed error.
         let fetch = FetchNumberOperation(42)
         queue.addOperation(fetch)
-        let number = try await fetch.value  // throws(FetchError)
+        let number = try await fetch.bridge.value  // throws(FetchError)
         #expect(number == 42)
     }
 
@@ -78,7 +78,7 @@ enum RequestContext {
         let queue = OperationQueue()
         let fetch = FetchNumberOperation(7)
         queue.addOperation(fetch)
-        switch await fetch.outcome {
+        switch await fetch.bridge.outcome {
         case .success(let number)?: print("got \(number)")
         case .failure(let error)?: print("failed: \(error)")
         case nil: print("cancelled without a result")
@@ -91,7 +91,7 @@ enum RequestContext {
         // Any Operation, and a whole queue, without blocking a thread.
         let legacy = BlockOperation { print("legacy work") }
         queue.addOperation(legacy)
-        try await legacy.waitForCompletion()
+        try await legacy.bridge.waitForCompletion()
         try await queue.waitForAllOperations()
         #expect(legacy.isFinished)
     }
@@ -124,16 +124,16 @@ enum RequestContext {
         doubled.addDependency(fetch)
         queue.addOperation(fetch)
         queue.addOperation(doubled)
-        #expect(try await doubled.value == 2)
+        #expect(try await doubled.bridge.value == 2)
     }
 
     @Test func thenAppendsAnAsyncStep() async throws {
         let queue = OperationQueue()
         let fetch = FetchNumberOperation(21)
-        let doubled = fetch.then { (number: Int) async -> Int in number * 2 }
+        let doubled = fetch.bridge.then { (number: Int) async -> Int in number * 2 }
         queue.addOperation(fetch)
         queue.addOperation(doubled)
-        let answer = await doubled.outcome?.get()  // Result<Int, Never>: nothing to catch
+        let answer = await doubled.bridge.outcome?.get()  // Result<Int, Never>: nothing to catch
         #expect(answer == 42)
     }
 
@@ -143,7 +143,7 @@ enum RequestContext {
         let upload = queue.addTask { () async throws(CancellationError) -> String in
             "receipt"
         }
-        let receipt = try await upload.value  // or cancel it: upload.cancel()
+        let receipt = try await upload.bridge.value  // or cancel it: upload.cancel()
         #expect(receipt == "receipt")
     }
 
@@ -156,15 +156,15 @@ enum RequestContext {
                 let seenWithoutRebinding = RequestContext.id  // "none": not inherited
                 return RequestContext.$id.withValue(requestID) { RequestContext.id + " / " + seenWithoutRebinding }
             }
-            #expect(await step.outcome?.get() == "request-7 / none")
+            #expect(await step.bridge.outcome?.get() == "request-7 / none")
         }
     }
 
     @Test func pipelineOfOperationsAndAsyncSteps() async throws {
         let queue = OperationQueue()
         let fetch = FetchNumberOperation(5)
-        let squared = fetch.then { (number: Int) async -> Int in number * number }
-        let report = squared.then { (square: Int) async throws -> String in "square: \(square)" }
+        let squared = fetch.bridge.then { (number: Int) async -> Int in number * number }
+        let report = squared.bridge.then { (square: Int) async throws -> String in "square: \(square)" }
         let pipeline = try Pipeline([fetch, squared, report], on: queue)
         let text = try await pipeline.value(of: report)
         #expect(text == "square: 25")
@@ -173,7 +173,7 @@ enum RequestContext {
     @Test func pipelineFailureNamesTheUpstream() async throws {
         let queue = OperationQueue()
         let fetch = FetchNumberOperation(-1)  // fails with .notFound
-        let report = fetch.then { (number: Int) async throws -> String in "number: \(number)" }
+        let report = fetch.bridge.then { (number: Int) async throws -> String in "number: \(number)" }
         let pipeline = try Pipeline([fetch, report], on: queue)
         do {
             _ = try await pipeline.value(of: report)
@@ -204,7 +204,7 @@ enum RequestContext {
         }
         #expect(!step.isFinished)  // deterministic: the gate is still closed
         open.yield()
-        #expect(await step.outcome?.get() == "done")
+        #expect(await step.bridge.outcome?.get() == "done")
     }
 
     @Test func testingReleases() async throws {
@@ -237,7 +237,7 @@ enum RequestContext {
     @Test func neverFailingOperations() async {
         let queue = OperationQueue()
         // An operation that cannot fail: no `try`; `nil` only if it was cancelled before it ran.
-        let answer = await queue.addTask { 6 * 7 }.value  // Int?
+        let answer = await queue.addTask { 6 * 7 }.bridge.value  // Int?
         #expect(answer == 42)
     }
 
@@ -264,8 +264,8 @@ enum RequestContext {
         let login = BlockOperation {}
         let fetch = FetchNumberOperation(1)
         fetch.addDependency(login)  // `login` is never queued: `fetch` would wait forever
-        print(fetch.pendingDiagnostics)
-        #expect(fetch.pendingDiagnostics.contains("BlockOperation"))
+        print(fetch.bridge.pendingDiagnostics)
+        #expect(fetch.bridge.pendingDiagnostics.contains("BlockOperation"))
     }
 
     @Test func aFailureThroughGlue() async throws {
@@ -277,9 +277,9 @@ enum RequestContext {
         store.addDependency(glue)  // does not take an input: the pipeline stops it
         let pipeline = try Pipeline([fetch, glue, store], on: queue)
         try await pipeline.waitForCompletion()
-        print(store.upstreamFailure?.rootFailure as Any)  // Optional(FetchError.notFound)
+        print(store.bridge.upstreamFailure?.rootFailure as Any)  // Optional(FetchError.notFound)
         print(pipeline.firstFailure as Any)  // Step 0 (FetchNumberOperation) failed: notFound
-        #expect(store.upstreamFailure?.rootFailure as? FetchError == .notFound)
+        #expect(store.bridge.upstreamFailure?.rootFailure as? FetchError == .notFound)
         #expect(!store.isCancelled)
     }
 
@@ -332,14 +332,14 @@ final class QuoteOperation: AsyncResultOperation<Int, QuoteError>, @unchecked Se
         let quote = QuoteOperation(service: Gate())  // the service never answers
         let clock = TestClock()
         let waiting = Task { () async throws(QuoteError) -> Int in
-            try await queue.run(quote, timeout: .seconds(3), clock: clock)
+            try await queue.run(quote, within: .timeout(.seconds(3), clock: clock))
         }
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(3))
         await #expect(throws: QuoteError.timedOut) { try await waiting.value }
         #expect(quote.isCancelled)
         quote.service.open()
-        try await quote.waitForCompletion()
+        try await quote.bridge.waitForCompletion()
     }
 
     @Test func documentedTimeoutSnippet() async {
@@ -349,7 +349,7 @@ final class QuoteOperation: AsyncResultOperation<Int, QuoteError>, @unchecked Se
         // snippet: timeout
         let quote = QuoteOperation(service: service)
         do {
-            let price = try await queue.run(quote, timeout: .seconds(3))
+            let price = try await queue.run(quote, within: .timeout(.seconds(3)))
             print("price: \(price)")
         } catch .timedOut {
             print("no quote within 3 s")  // the operation was cancelled
@@ -365,7 +365,8 @@ final class QuoteOperation: AsyncResultOperation<Int, QuoteError>, @unchecked Se
         let lookup = DirectoryLookup("ada")
         // snippet: legacy timeout
         do {
-            let entry = try await queue.runForOutcomeValue(lookup, timeout: .seconds(5), onTimeout: .cancelAndWait)
+            let entry = try await queue.runForOutcomeValue(
+                lookup, within: .timeout(.seconds(5), onTimeout: .cancelAndWait))
             print(entry)
         } catch .timedOut {
             print("the lookup took too long; it has ended, cancelled")

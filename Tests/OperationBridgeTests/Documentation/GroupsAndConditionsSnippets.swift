@@ -68,14 +68,14 @@ struct GroupsAndConditionsSnippets {
         // After
         let again = urls.map { DownloadOperation($0) }
         let allDownloaded = try GroupOperation<Void, any Error>(again)
-        allDownloaded.whenFinished(on: .queue(queue)) { result in
+        allDownloaded.bridge.whenFinished(on: .queue(queue)) { result in
             log.append((try? result?.get()) != nil ? "all downloaded" : "some failed")
             reported.open()
         }
         queue.addOperation(allDownloaded)
 
         await reported.wait()
-        try await completion.waitForCompletion()
+        try await completion.bridge.waitForCompletion()
         #expect(log.all == ["all downloaded", "all downloaded"])
     }
 
@@ -109,17 +109,17 @@ struct GroupsAndConditionsSnippets {
 
         // After
         let upload = TaskOperation { () async throws(FetchError) -> Int in 42 }
-        upload.addCondition(OperationCondition("signed in") { _ in isSignedIn.current })
-        upload.addCondition(.noFailedDependencies)
-        upload.addCondition(.mutuallyExclusive("network"))
-        upload.whenFinished(on: .queue(queue)) { result in
+        upload.bridge.addCondition(OperationCondition("signed in") { _ in isSignedIn.current })
+        upload.bridge.addCondition(.noFailedDependencies)
+        upload.bridge.addCondition(.mutuallyExclusive("network"))
+        upload.bridge.whenFinished(on: .queue(queue)) { result in
             if case .failure(let error)? = result { print("upload: \(error)") }
         }
         queue.addOperation(upload)
 
         await skipped.wait()
-        try await upload.waitForCompletion()
-        #expect(upload.conditionFailure?.condition == "signed in")
+        try await upload.bridge.waitForCompletion()
+        #expect(upload.bridge.conditionFailure?.condition == "signed in")
     }
 
     @Test("Exclusive access shared by a task and an operation")
@@ -127,12 +127,12 @@ struct GroupsAndConditionsSnippets {
         let queue = OperationQueue()
         let store = LockedBox([String]())
         let migration = TaskOperation { store.withLock { $0.append("migration") } }
-        migration.addCondition(.mutuallyExclusive("database"))
+        migration.bridge.addCondition(.mutuallyExclusive("database"))
         queue.addOperation(migration)
         try await withExclusiveAccess(to: "database") {
             store.withLock { $0.append("vacuum") }  // never at the same time as `migration`
         }
-        try await migration.waitForCompletion()
+        try await migration.bridge.waitForCompletion()
         #expect(store.current.count == 2)
     }
 
@@ -140,11 +140,11 @@ struct GroupsAndConditionsSnippets {
     func pauseAndEvents() async throws {
         let queue = OperationQueue()
         let upload = TaskOperation { () async -> Int in 1 }
-        upload.pause()  // offline: held back, takes no slot
+        upload.bridge.pause()  // offline: held back, takes no slot
         queue.addOperation(upload)
-        upload.resume()  // online again: runs when the queue has a slot
+        upload.bridge.resume()  // online again: runs when the queue has a slot
         var events: [OperationEvent] = []
-        for await event in upload.lifecycleEvents {
+        for await event in upload.bridge.lifecycleEvents {
             events.append(event)  // .started, .finished
         }
         #expect(events == [.started, .finished])

@@ -14,11 +14,11 @@ final class ImportRecordsOperation: AsyncOperation, @unchecked Sendable {
     }
 
     override func main() {
-        operationProgress.totalUnitCount = Int64(records.count)
+        bridge.operationProgress.totalUnitCount = Int64(records.count)
         DispatchQueue.global().async { [self] in
             for _ in records {
                 // … import one record …
-                operationProgress.advance()
+                bridge.operationProgress.advance()
             }
             finish()
         }
@@ -50,10 +50,10 @@ struct ProgressSnippets {
                 progress.advance()
             }
         }
-        for await snapshot in download.operationProgress.updates() {
+        for await snapshot in download.bridge.operationProgress.updates() {
             print(snapshot.localizedDescription)  // "0% completed", …, "100% completed"
         }
-        #expect(download.operationProgress.snapshot.localizedDescription == "100% completed")
+        #expect(download.bridge.operationProgress.snapshot.localizedDescription == "100% completed")
     }
 
     @Test("A classic subclass reports from its work")
@@ -61,7 +61,7 @@ struct ProgressSnippets {
         let queue = OperationQueue()
         let operation = ImportRecordsOperation(records: ["a", "b", "c"])
         try await queue.runUntilFinished(operation)
-        #expect(operation.operationProgress.snapshot.completedUnitCount == 3)
+        #expect(operation.bridge.operationProgress.snapshot.completedUnitCount == 3)
     }
 
     @Test("Aggregating with weights, a group, and the main actor")
@@ -73,7 +73,7 @@ struct ProgressSnippets {
             progress.advance(by: 1_000)
             return Data(count: 1_000)
         }
-        let unzip = download.then { (data: Data) async -> Int in data.count }
+        let unzip = download.bridge.then { (data: Data) async -> Int in data.count }
         let overall = OperationProgress(aggregating: [download, unzip]) { $0 === download ? 9 : 1 }
         queue.addOperation(download)
         queue.addOperation(unzip)
@@ -84,7 +84,7 @@ struct ProgressSnippets {
         let imports = (0..<4).map { _ in ImportRecordsOperation(records: ["a", "b"]) }
         let group = try GroupOperation(imports) {}
         queue.addOperation(group)
-        await model.watch(group.operationProgress)  // each child weighs one
+        await model.watch(group.bridge.operationProgress)  // each child weighs one
         #expect(model.fraction == 1)
     }
 

@@ -155,7 +155,7 @@ struct ExclusivityTests {
         let waiter = KeyHolderOperation("waiter", keys: [kKey], holders: holders)
         queue.addOperation(waiter)
         waiter.cancel()
-        try await waiter.waitForCompletion()
+        try await waiter.bridge.waitForCompletion()
         #expect(waiter.isCancelled && waiter.isFinished)
         gate.open()
         let value = try await withExclusiveAccess(to: kKey) { 7 }
@@ -203,7 +203,7 @@ struct ExclusivityTests {
                     if Int.random(in: 0..<5, using: &generator) == 0 { task.cancel() }
                 }
             }
-            for operation in operations { try await operation.waitForCompletion() }
+            for operation in operations { try await operation.bridge.waitForCompletion() }
             for task in tasks { _ = try? await task.value }
             #expect(holders.overlapCount == 0)
         }

@@ -50,7 +50,7 @@ struct GroupOperationTests {
             guard let upstream = error as? UpstreamFailedError, case .cancelled = upstream.reason else { return false }
             return upstream.upstreamName == "glue"
         }
-        #expect(group.upstreamFailure?.upstreamName == "glue")
+        #expect(group.bridge.upstreamFailure?.upstreamName == "glue")
     }
 
     @Test("cancelAll: a failure cancels the other children; cancelDependents lets them go on")
@@ -61,7 +61,7 @@ struct GroupOperationTests {
             let group = try GroupOperation<Void, any Error>([other, failing], failurePolicy: policy)
             let queue = OperationQueue()
             queue.addOperation(group)
-            try await failing.waitForCompletion()
+            try await failing.bridge.waitForCompletion()
             if policy == .cancelDependents {
                 await other.started.wait()
                 #expect(!other.isCancelled && !group.isFinished)
@@ -84,10 +84,10 @@ struct GroupOperationTests {
         await other.started.wait()
         group.cancel()
         await stubborn.cancelRequested.wait()
-        try await other.waitForCompletion()
+        try await other.bridge.waitForCompletion()
         #expect(!group.isFinished)  // the stubborn child still runs
         stubborn.finish()
-        try await group.waitForCompletion()
+        try await group.bridge.waitForCompletion()
         #expect(group.isCancelled && stubborn.isCancelled && other.isCancelled)
         #expect(group.result?.failureValue is CancellationError)
     }
@@ -105,7 +105,7 @@ struct GroupOperationTests {
         try await queue.runUntilFinished(observer)
         #expect(child.isCancelled && child.mainCalls.value == 0)
         queue.addOperation(group)
-        try await group.waitForCompletion()
+        try await group.bridge.waitForCompletion()
         #expect(group.isCancelled)
     }
 
@@ -117,7 +117,7 @@ struct GroupOperationTests {
             () throws(PlainError) -> Int in
             try inner.result!.get().reduce(0, +)
         }
-        let doubled = outer.then { (sum: Int) throws(PlainError) -> Int in sum * 2 }
+        let doubled = outer.bridge.then { (sum: Int) throws(PlainError) -> Int in sum * 2 }
         let pipeline = try Pipeline([outer, doubled], on: OperationQueue())
         #expect(try await pipeline.outcomeValue(of: doubled) == 12)
 
@@ -125,7 +125,7 @@ struct GroupOperationTests {
         let allDone = try GroupOperation<Void, any Error>(downloads)
         let told = LockedBox<Bool?>(nil)
         let delivered = Gate()
-        allDone.whenFinished(on: .dispatchQueue(.global())) { result in
+        allDone.bridge.whenFinished(on: .dispatchQueue(.global())) { result in
             told.withLock { $0 = (try? result?.get()) != nil }
             delivered.open()
         }
@@ -196,7 +196,7 @@ struct GroupOperationTests {
             queue.addOperation(group)
             if cancelAt == 0 { group.cancel() }
             if cancelAt == 1 { await Task.yield(); group.cancel() }
-            try await group.waitForCompletion()
+            try await group.bridge.waitForCompletion()
             #expect(violations.current == 0)
         }
     }
@@ -225,8 +225,8 @@ struct GroupOperationTests {
         }
         let policy: PipelineFailurePolicy = Bool.random(using: &generator) ? .cancelAll : .cancelDependents
         let group = try GroupOperation<Void, any Error>(children, failurePolicy: policy)
-        group.whenFinished(on: .dispatchQueue(.global())) {}
-        group.observeLifecycle(on: .dispatchQueue(.global())) { [children] event in
+        group.bridge.whenFinished(on: .dispatchQueue(.global())) {}
+        group.bridge.observeLifecycle(on: .dispatchQueue(.global())) { [children] event in
             if event == .finished, !children.allSatisfy(\.isFinished) { violations.withLock { $0 += 1 } }
         }
         return group

@@ -28,7 +28,7 @@ struct LifecycleObserverTests {
         queue.setSpecific(key: key, value: true)
         let onQueue = LockedBox(true)
         let operation = ProbeOperation()
-        operation.observeLifecycle(on: .dispatchQueue(queue)) { event in
+        operation.bridge.observeLifecycle(on: .dispatchQueue(queue)) { event in
             if DispatchQueue.getSpecific(key: key) != true { onQueue.withLock { $0 = false } }
             log.record(event)
         }
@@ -42,7 +42,7 @@ struct LifecycleObserverTests {
     func cancellations() async throws {
         let running = ProbeOperation(.byTest)
         let runningLog = EventLog()
-        running.observeLifecycle(on: .dispatchQueue(DispatchQueue(label: "a")), runningLog.record)
+        running.bridge.observeLifecycle(on: .dispatchQueue(DispatchQueue(label: "a")), runningLog.record)
         let queue = OperationQueue()
         queue.addOperation(running)
         await running.started.wait()
@@ -53,7 +53,7 @@ struct LifecycleObserverTests {
 
         let pending = ProbeOperation()
         let pendingLog = EventLog()
-        pending.observeLifecycle(on: .queue(OperationQueue()), pendingLog.record)
+        pending.bridge.observeLifecycle(on: .queue(OperationQueue()), pendingLog.record)
         pending.cancel()
         queue.addOperation(pending)
         await pendingLog.finished.wait()
@@ -65,11 +65,11 @@ struct LifecycleObserverTests {
         let operation = ProbeOperation()
         try await OperationQueue().runUntilFinished(operation)
         let log = EventLog()
-        operation.observeLifecycle(on: .dispatchQueue(.global()), log.record)
+        operation.bridge.observeLifecycle(on: .dispatchQueue(.global()), log.record)
         await log.finished.wait()
         #expect(log.events.all == [.started, .finished])
         var iterated: [OperationEvent] = []
-        for await event in operation.lifecycleEvents { iterated.append(event) }
+        for await event in operation.bridge.lifecycleEvents { iterated.append(event) }
         #expect(iterated == [.started, .finished])
     }
 
@@ -78,13 +78,13 @@ struct LifecycleObserverTests {
         let operation = ProbeResultOperation<PlainError>(.inMain(.success(7)))
         let onQueue = LockedBox<Result<Int, PlainError>?>(nil)
         let delivered = Gate()
-        operation.whenFinished(on: .queue(OperationQueue())) { result in
+        operation.bridge.whenFinished(on: .queue(OperationQueue())) { result in
             onQueue.withLock { $0 = result }
             delivered.open()
         }
         let store = EventStore()
         let stored = Gate()
-        operation.whenFinished(on: .actor(store)) { result in
+        operation.bridge.whenFinished(on: .actor(store)) { result in
             Task {
                 await store.append(try? result?.get())
                 stored.open()
@@ -104,8 +104,8 @@ struct LifecycleObserverTests {
         var seen: [Int?] = []
         var events: [OperationEvent] = []
         let done = Gate()
-        operation.observeLifecycle { event in events.append(event) }
-        operation.whenFinished { result in
+        operation.bridge.observeLifecycle { event in events.append(event) }
+        operation.bridge.whenFinished { result in
             if case .success(let value)? = result { seen.append(value) }
             done.open()
         }
@@ -118,7 +118,7 @@ struct LifecycleObserverTests {
     @Test("lifecycleEvents: an AsyncSequence that ends after the finish")
     func sequence() async throws {
         let operation = ProbeOperation(.byTest)
-        let events = operation.lifecycleEvents
+        let events = operation.bridge.lifecycleEvents
         let queue = OperationQueue()
         queue.addOperation(operation)
         await operation.started.wait()
@@ -139,12 +139,14 @@ struct LifecycleObserverTests {
             let logs = (0..<3).map { _ in EventLog() }
             let cancelEarly = Bool.random(using: &generator)
             let registerAfter = Int.random(in: 0...3, using: &generator)
-            for log in logs.prefix(registerAfter) { operation.observeLifecycle(on: .dispatchQueue(target), log.record) }
+            for log in logs.prefix(registerAfter) {
+                operation.bridge.observeLifecycle(on: .dispatchQueue(target), log.record)
+            }
             if cancelEarly { operation.cancel() }
             queue.addOperation(operation)
             async let late: Void = {
                 for log in logs.dropFirst(registerAfter) {
-                    operation.observeLifecycle(on: .dispatchQueue(target), log.record)
+                    operation.bridge.observeLifecycle(on: .dispatchQueue(target), log.record)
                 }
             }()
             if !cancelEarly {

@@ -44,7 +44,7 @@ struct AsyncOperationTests {
         operation.finish()
         #expect(operation.lifecycleSnapshot == .finished)
         // An awaiter of a finished operation is answered at once.
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
     }
 
     @Test func finishInsideMainEndsTheOperationBeforeStartReturns() {
@@ -77,7 +77,7 @@ struct AsyncOperationTests {
         #expect(seenByDependent.all.isEmpty)
 
         gate.open()
-        try await dependent.waitForCompletion()
+        try await dependent.bridge.waitForCompletion()
         #expect(seenByDependent.all == [.finished])
         #expect(operation.lifecycleSnapshot == .finished)
         await completion.wait()
@@ -109,13 +109,13 @@ struct AsyncOperationTests {
         let queue = OperationQueue()
         let queued = ProbeOperation(.whenOpened(Gate.alreadyOpen()))
         queue.addOperation(queued)
-        try await queued.waitForCompletion()
+        try await queued.bridge.waitForCompletion()
         #expect(queued.mainCalls.value == 1)
         #expect(queued.lifecycleSnapshot == .finished)
 
         let manual = ProbeOperation(.whenOpened(Gate.alreadyOpen()))
         manual.start()
-        try await manual.waitForCompletion()
+        try await manual.bridge.waitForCompletion()
         #expect(manual.mainCalls.value == 1)
         #expect(manual.lifecycleSnapshot == .finished)
     }
@@ -211,7 +211,7 @@ struct AsyncOperationTests {
         queue.addOperationsWithoutWaiting([blocker, target])
 
         target.cancel()
-        try await target.waitForCompletion()
+        try await target.bridge.waitForCompletion()
         #expect(target.lifecycleSnapshot == .cancelledFinished)
         #expect(target.mainCalls.value == 0)
         #expect(!blocker.isFinished, "a cancelled operation does not wait for its dependencies")
@@ -237,7 +237,7 @@ struct AsyncOperationTests {
         #expect(seenByDependent.all.isEmpty)
 
         gate.open()
-        try await dependent.waitForCompletion()
+        try await dependent.bridge.waitForCompletion()
         #expect(seenByDependent.all == [.cancelledFinished])
         #expect(operation.mainCalls.value == 1)
     }

@@ -15,7 +15,7 @@ struct AsyncResultOperationTests {
         operation.finish(with: .success(7))
         #expect(operation.result == .success(7))
         #expect(operation.lifecycleSnapshot == .finished)
-        #expect(await operation.outcome == .success(7))
+        #expect(await operation.bridge.outcome == .success(7))
     }
 
     @Test func runOnAQueueReturnsTheValueOrThrowsTheTypedFailure() async throws {
@@ -123,8 +123,8 @@ struct AsyncResultOperationTests {
         }
         // Cancelled before it started, the outcome is decided: `outcome` may answer before the
         // queue has finished the operation; the final state is read once it has.
-        let awaited = Outcome(await operation.outcome)
-        try? await operation.waitForCompletion()
+        let awaited = Outcome(await operation.bridge.outcome)
+        try? await operation.bridge.waitForCompletion()
         return CancellationObservation(
             resultAfterCancel: resultAfterCancel,
             finalResult: Outcome(operation.result),
@@ -250,8 +250,8 @@ struct AsyncResultOperationTests {
 
             #expect(try await queue.run(succeeding) == 1)
             queue.addOperationsWithoutWaiting([failing, cancelled])
-            #expect(await failing.outcome != nil)
-            #expect(await cancelled.outcome == nil)
+            #expect(await failing.bridge.outcome != nil)
+            #expect(await cancelled.bridge.outcome == nil)
             try await queue.waitForAllOperations()
         }
         await drain(underlying)

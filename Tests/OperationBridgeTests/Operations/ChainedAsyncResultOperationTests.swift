@@ -29,7 +29,7 @@ struct ChainedAsyncResultOperationTests {
         #expect(chained.input == nil)
         queue.addOperationsWithoutWaiting([chained, upstream])
 
-        #expect(await chained.outcome == .success(20))
+        #expect(await chained.bridge.outcome == .success(20))
         #expect(chained.inputsSeen.all == [20])
         #expect(chained.input == 20)
     }
@@ -47,7 +47,7 @@ struct ChainedAsyncResultOperationTests {
         }
         queue.addOperationsWithoutWaiting([text, block, wrongSuccessType, first, second, chained])
 
-        #expect(await chained.outcome == .success(1))
+        #expect(await chained.bridge.outcome == .success(1))
         #expect(chained.inputsSeen.all == [1])
     }
 
@@ -60,7 +60,7 @@ struct ChainedAsyncResultOperationTests {
         chained.addDependency(succeeded)
         queue.addOperationsWithoutWaiting([failed, succeeded, chained])
 
-        #expect(await chained.outcome == .success(2))
+        #expect(await chained.bridge.outcome == .success(2))
     }
 
     @Test func anInputGivenAtCreationWins() async throws {
@@ -73,7 +73,7 @@ struct ChainedAsyncResultOperationTests {
         chained.takeInput(from: typed)
         queue.addOperationsWithoutWaiting([upstream, typed, chained])
 
-        #expect(await chained.outcome == .success(5))
+        #expect(await chained.bridge.outcome == .success(5))
     }
 
     @Test func withoutAnUpstreamMainRunsWithoutInput() async throws {
@@ -83,7 +83,7 @@ struct ChainedAsyncResultOperationTests {
         chained.addDependency(unrelatedFailure)
         queue.addOperationsWithoutWaiting([unrelatedFailure, chained])
 
-        #expect(await chained.outcome == .failure(.boom(0)))
+        #expect(await chained.bridge.outcome == .failure(.boom(0)))
         #expect(chained.inputsSeen.all == [nil])
     }
 
@@ -109,7 +109,7 @@ struct ChainedAsyncResultOperationTests {
         #expect(chained.dependencies.contains { $0 === upstream })
         queue.addOperationsWithoutWaiting([chained, upstream])
 
-        #expect(try await chained.value == 41)
+        #expect(try await chained.bridge.value == 41)
         #expect(chained.input == 41)
     }
 
@@ -120,7 +120,7 @@ struct ChainedAsyncResultOperationTests {
         let third = IncrementOperation(inputFrom: second)
         queue.addOperationsWithoutWaiting([third, second, head])
 
-        #expect(try await third.value == 3)
+        #expect(try await third.bridge.value == 3)
         #expect(second.input == 1)
         #expect(third.input == 2)
     }
@@ -134,7 +134,7 @@ struct ChainedAsyncResultOperationTests {
         chained.takeInput(from: typed)
         queue.addOperationsWithoutWaiting([classic, typed, chained])
 
-        #expect(await chained.outcome == .success(2))
+        #expect(await chained.bridge.outcome == .success(2))
     }
 
     // MARK: - Upstream failure and cancellation policy
@@ -254,7 +254,7 @@ struct ChainedAsyncResultOperationTests {
         connect(chained, to: head, connection)
         queue.addOperationsWithoutWaiting([head, chained])
 
-        #expect(await chained.outcome == .failure(.boom(0)))
+        #expect(await chained.bridge.outcome == .failure(.boom(0)))
         #expect(chained.inputsSeen.all == [nil])
         #expect(chained.mainCalls.value == 1)
     }
@@ -272,7 +272,7 @@ struct ChainedAsyncResultOperationTests {
         queue.addOperationsWithoutWaiting([upstream, chained])
 
         chained.cancel()
-        #expect(Outcome(await chained.outcome) == .failure("CancellationError"))
+        #expect(Outcome(await chained.bridge.outcome) == .failure("CancellationError"))
         gate.open()
         try await queue.waitForAllOperations()
         #expect(chained.input == nil)
@@ -305,8 +305,8 @@ struct ChainedAsyncResultOperationTests {
             references = [head, typed, classic, failedHead, failedTail].map { WeakBox<Operation>($0) }
 
             queue.addOperationsWithoutWaiting([classic, typed, head, failedTail, failedHead])
-            #expect(try await classic.value == 2)
-            await #expect(throws: UpstreamFailedError.self) { try await failedTail.value }
+            #expect(try await classic.bridge.value == 2)
+            await #expect(throws: UpstreamFailedError.self) { try await failedTail.bridge.value }
             try await queue.waitForAllOperations()
         }
         await drain(underlying)
@@ -369,7 +369,7 @@ struct ChainedAsyncResultOperationTests {
         connect(chained, to: head, connection)
         queue.addOperationsWithoutWaiting([head, chained])
 
-        let result = await chained.outcome
+        let result = await chained.bridge.outcome
         let carried = upstreamError(result)
         let ending: PolicyObservation.Ending
         if carried != nil {
@@ -386,7 +386,7 @@ struct ChainedAsyncResultOperationTests {
         return PolicyObservation(
             ending: ending,
             upstreamError: carried,
-            upstreamCause: chained.upstreamFailure,
+            upstreamCause: chained.bridge.upstreamFailure,
             state: chained.lifecycleSnapshot,
             mainCalls: chained.mainCalls.value
         )
@@ -424,7 +424,7 @@ struct ChainedAsyncResultOperationTests {
             }
             let queue = OperationQueue()
             queue.addOperationsWithoutWaiting([upstream, chained])
-            try await chained.waitForCompletion()
+            try await chained.bridge.waitForCompletion()
             #expect(chained.lifecycleSnapshot == .cancelledFinished)
             #expect(chained.mainCalls.value == 0)
         }

@@ -204,7 +204,7 @@ struct ClassicCompatibilityTests {
 
         let before = target.lifecycleSnapshot
         target.cancel()
-        try await target.waitForCompletion()
+        try await target.bridge.waitForCompletion()
         let blockerFinishedFirst = blocker.isFinished
         let after = target.lifecycleSnapshot
         gate.open()
@@ -373,7 +373,7 @@ struct ClassicCompatibilityTests {
         let queue = OperationQueue()
         let operation = UnfurlURLOperation(service: service, shortURL: URL(string: "https://bit.ly/33UDb5L")!)
         queue.addOperation(operation)
-        #expect(summary(await operation.outcome) == "success(https://www.avanderlee.com/swift/)")
+        #expect(summary(await operation.bridge.outcome) == "success(https://www.avanderlee.com/swift/)")
     }
 
     @Test func cancellingAClassicSubclassUsesItsOwnCancelOverride() async throws {
@@ -388,7 +388,7 @@ struct ClassicCompatibilityTests {
         #expect(operation.lifecycleSnapshot == .cancelledExecuting)
         // The cancelled task reports its error later; the first result stays.
         service.deliverHeldRequests()
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(summary(operation.result) == "failure(canceled)")
         #expect(operation.lifecycleSnapshot == .cancelledFinished)
         #expect(service.cancelledTasks.value == 1)
@@ -400,7 +400,7 @@ struct ClassicCompatibilityTests {
         let operation = UnfurlURLOperation(service: service, shortURL: URL(string: "https://bit.ly/33UDb5L")!)
         operation.cancel()
         queue.addOperation(operation)
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(summary(operation.result) == "failure(canceled)")
         #expect(service.requests.value == 0)
     }
@@ -423,7 +423,7 @@ struct ClassicCompatibilityTests {
             // without running and without a result, not cancelled, and keeps the cause.
             #expect(fetchTitleOperation.result == nil)
             #expect(!fetchTitleOperation.isCancelled)
-            #expect(fetchTitleOperation.upstreamFailure?.rootFailure.map { "\($0)" } == "missingRedirectURL")
+            #expect(fetchTitleOperation.bridge.upstreamFailure?.rootFailure.map { "\($0)" } == "missingRedirectURL")
             #expect(service.titleRequests.value == 0)
         case .runWithoutInput:
             // The classic behaviour: `main()` runs without an input.
@@ -437,7 +437,7 @@ struct ClassicCompatibilityTests {
         let uploads = Counter()
         let operation = FileUploadOperation(fileURL: URL(fileURLWithPath: "/tmp/file.txt"), uploads: uploads)
         queue.addOperation(operation)
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(uploads.value == 1)
         #expect(operation.lifecycleSnapshot == .finished)
     }

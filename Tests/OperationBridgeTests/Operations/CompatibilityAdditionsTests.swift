@@ -40,7 +40,7 @@ import Testing
         operation.onResult = { result in seen.append((try? result.get()) ?? -1) }
         operation.start()
         operation.finish(with: .success(6))  // ignored: the first result wins
-        #expect(try await operation.value == 5)
+        #expect(try await operation.bridge.value == 5)
         #expect(seen.all == [5])
     }
 
@@ -87,8 +87,8 @@ import Testing
     @Test func rootFailureLooksThroughEveryStep() async throws {
         let queue = OperationQueue()
         let first = Failing()
-        let second = first.then { (value: Int) async throws(StepError) -> Int in value + 1 }
-        let third = second.then { (value: Int) async throws -> Int in value + 1 }
+        let second = first.bridge.then { (value: Int) async throws(StepError) -> Int in value + 1 }
+        let third = second.bridge.then { (value: Int) async throws -> Int in value + 1 }
         let pipeline = try Pipeline([first, second, third], on: queue)
         let outcome = await pipeline.outcome(of: third)
         guard case .failure(let error as UpstreamFailedError)? = outcome else {
@@ -133,7 +133,7 @@ import Testing
         }
         #expect(released.allSatisfy { $0.object == nil })
         gate.open()  // `dependency` finishes after its dependents are gone
-        try await dependency.waitForCompletion()
+        try await dependency.bridge.waitForCompletion()
         try await queue.waitForAllOperations()
     }
 

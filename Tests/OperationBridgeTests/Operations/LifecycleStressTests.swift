@@ -125,7 +125,7 @@ struct LifecycleStressTests {
         }
         queue.addOperationsWithoutWaiting(operations)
         let awaiters = operations.enumerated().filter { $0.offset % 25 == 0 }.map { _, operation in
-            Task { try await operation.waitForCompletion() }
+            Task { try await operation.bridge.waitForCompletion() }
         }
 
         switch mode {
@@ -310,7 +310,7 @@ struct LifecycleStressTests {
             allowed.insert(plan.kind.cancellationOutcome)
         }
 
-        let awaiters = plan.awaiters.map { _ in Task { Outcome(await operation.outcome) } }
+        let awaiters = plan.awaiters.map { _ in Task { Outcome(await operation.bridge.outcome) } }
 
         switch plan.start {
         case .queue: queue.addOperation(operation)
@@ -344,10 +344,10 @@ struct LifecycleStressTests {
         }
 
         // The operation has been started and offered a result: it finishes.
-        let final = Outcome(await operation.outcome)
+        let final = Outcome(await operation.bridge.outcome)
         // A decided outcome is answered before the operation has finished; the state is read
         // once it has.
-        try? await operation.waitForCompletion()
+        try? await operation.bridge.waitForCompletion()
         var problems: [String] = []
         if !allowed.contains(final) { problems.append("result \(final) is none of \(allowed)") }
         if final == .none && !operation.isCancelled { problems.append("no result, yet not cancelled") }

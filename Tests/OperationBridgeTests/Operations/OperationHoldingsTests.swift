@@ -47,13 +47,13 @@ struct OperationHoldingsTests {
             operation = queue.addTask(work)
             if moment == .whilePendingInItsQueue { _ = operation.progress }
             // Pending, the package still knows its queue — also once it has rare state.
-            #expect(operation.pendingDiagnostics.contains("queue: 'holdings', SUSPENDED"))
+            #expect(operation.bridge.pendingDiagnostics.contains("queue: 'holdings', SUSPENDED"))
             queue.isSuspended = false
         }
         #expect(await entered.wait())
         operation.cancel()
         // `Never` cannot express cancellation: the operation ends without a result.
-        #expect(await operation.outcome == nil)
+        #expect(await operation.bridge.outcome == nil)
         #expect(seen.all == [true])
         #expect(operation.isCancelled)
         #expect(operation.progress.isCancelled)
@@ -72,13 +72,13 @@ struct OperationHoldingsTests {
             seen.append(Task.isCancelled)
             throw CancellationError()
         }
-        operation.limitRunningTime(to: .seconds(5), clock: clock)
+        operation.bridge.limitRunningTime(to: .seconds(5), clock: clock)
         queue.isSuspended = false
         #expect(await entered.wait())
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(5))
-        try? await operation.waitForCompletion()
-        #expect(operation.isTimedOut)
+        try? await operation.bridge.waitForCompletion()
+        #expect(operation.bridge.isTimedOut)
         #expect(seen.all == [true])
     }
 
@@ -86,7 +86,7 @@ struct OperationHoldingsTests {
     func onResultSetAfterTheResultIsNeitherCalledNorKept() async throws {
         let operation = ControlledOperation<Int, CancellationError>(.success(5))
         operation.start()
-        #expect(try await operation.value == 5)
+        #expect(try await operation.bridge.value == 5)
         let called = Recorder<Int>()
         let released = Trigger()
         do {
@@ -111,7 +111,7 @@ struct OperationHoldingsTests {
         operation.onResult?(.success(1))  // the callback itself, as set
         #expect(called.all == [1])
         operation.start()
-        #expect(try await operation.value == 7)
+        #expect(try await operation.bridge.value == 7)
         #expect(called.all == [1, 7])
         #expect(operation.onResult == nil, "the operation lets go of the callback when it calls it")
     }

@@ -32,10 +32,10 @@ struct ReleasesOutsideLocksTests {
         do {
             // The callback takes the operation's lock.
             let clock = ProbeHoldingClock(ReleaseProbe(callingBack: { operation.cancel() }, then: released))
-            operation.limitRunningTime(to: .seconds(3600), clock: clock)
+            operation.bridge.limitRunningTime(to: .seconds(3600), clock: clock)
         }
         #expect(!released.hasFired)  // the limit not yet armed holds the clock
-        operation.limitRunningTime(to: .seconds(3600))  // replaces it: the last reference
+        operation.bridge.limitRunningTime(to: .seconds(3600))  // replaces it: the last reference
         #expect(released.hasFired)
         #expect(operation.isCancelled)
     }
@@ -46,8 +46,9 @@ struct ReleasesOutsideLocksTests {
         let released = Trigger()
         do {
             // The callback takes the operation's lock.
-            let clock = ProbeHoldingClock(ReleaseProbe(callingBack: { _ = operation.isTimedOut }, then: released))
-            operation.limitRunningTime(to: .seconds(3600), clock: clock)
+            let clock = ProbeHoldingClock(
+                ReleaseProbe(callingBack: { _ = operation.bridge.isTimedOut }, then: released))
+            operation.bridge.limitRunningTime(to: .seconds(3600), clock: clock)
         }
         operation.cancel()
         #expect(!released.hasFired)  // the limit not yet armed holds the clock until the finish

@@ -48,7 +48,7 @@ struct FailureCauseTests {
         let independent = GatedResultOperation<Int, StepError>(.success(3), trigger: Trigger())
         let pipeline = try Pipeline([root, first, second, last, independent], on: queue, failurePolicy: policy)
         pipeline.start()
-        try await last.waitForCompletion()
+        try await last.bridge.waitForCompletion()
         #expect(last.rootCause == .planned(7))
         #expect(!ran.current)
         #expect(first.isCancelled && second.isCancelled)  // glue can only be cancelled
@@ -72,14 +72,14 @@ struct FailureCauseTests {
         let pipeline = try Pipeline([root, blocker, step], on: queue)
         pipeline.start()
         // Decided while it still waits for `blocker`: stopped by the root's failure.
-        #expect(await step.outcome == nil)
+        #expect(await step.bridge.outcome == nil)
         step.cancel()
         #expect(!step.isCancelled)
-        #expect(step.upstreamFailure?.rootFailure as? StepError == .planned(3))
+        #expect(step.bridge.upstreamFailure?.rootFailure as? StepError == .planned(3))
         blocker.trigger?.fire()
         try await pipeline.waitForCompletion()
         #expect(!step.isCancelled)
-        #expect(step.upstreamFailure?.rootFailure as? StepError == .planned(3))
+        #expect(step.bridge.upstreamFailure?.rootFailure as? StepError == .planned(3))
     }
 
     @Test("A step whose error type can express nothing keeps the cause; awaiting it says upstreamFailed")
@@ -108,7 +108,7 @@ struct FailureCauseTests {
     func inAResultsSequence() async throws {
         let queue = OperationQueue()
         let a = GatedResultOperation<Int, StepError>(.failure(.planned(4)))
-        let b = a.then { (value: Int) async throws(StepError) -> Int in value }
+        let b = a.bridge.then { (value: Int) async throws(StepError) -> Int in value }
         let c = TaskOperation { () async throws(StepError) -> Int in 1 }
         c.addDependency(b)
         let results = try queue.results(of: [a, b, c], order: .submission)
@@ -132,7 +132,7 @@ struct FailureCauseTests {
         try await pipeline.waitForCompletion()
         #expect(head.result == .failure(.cancelled))
         #expect(tail.isCancelled)
-        #expect(tail.upstreamFailure == nil)
+        #expect(tail.bridge.upstreamFailure == nil)
         #expect(pipeline.firstFailure == nil)  // cancelled as a whole: no step failed on its own
     }
 }

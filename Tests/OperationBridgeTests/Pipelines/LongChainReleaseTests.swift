@@ -106,7 +106,7 @@ struct LongChainReleaseTests {
         switch construction {
         case .then, .thenInAPipeline, .thenInAResultsSequence, .groupChildren:
             var steps: [AsyncResultOperation<Int, Never>] = [ProbedStart(probes.head)]
-            for _ in 2..<length { steps.append(steps.last!.then { $0 + 1 }) }
+            for _ in 2..<length { steps.append(steps.last!.bridge.then { $0 + 1 }) }
             steps.append(ProbedIncrement(inputFrom: steps.last!, probes.tail))
             return steps
         case .takeInput:

@@ -32,7 +32,7 @@ private struct FailureGraph {
         plain.addDependency(failing)
         glue = BlockOperation { log.append("glue") }
         glue.addDependency(plain)
-        chained = failing.then { (value: Int) async throws(StepError) -> Int in
+        chained = failing.bridge.then { (value: Int) async throws(StepError) -> Int in
             log.append("chained")
             return value
         }
@@ -53,11 +53,11 @@ private struct FailureGraph {
     /// Starts the pipeline, lets `earlier` finish and `branchHead` start, then fails `failing`.
     func run(_ pipeline: Pipeline) async throws {
         pipeline.start()
-        try await earlier.waitForCompletion()
+        try await earlier.bridge.waitForCompletion()
         await branchHead.started.wait()
         await failing.started.wait()
         failureTrigger.fire()
-        try await failing.waitForCompletion()
+        try await failing.bridge.waitForCompletion()
     }
 }
 
@@ -93,8 +93,8 @@ struct PipelineFailurePolicyTests {
         let graph = FailureGraph()
         let pipeline = try Pipeline(graph.operations, on: OperationQueue())
         try await graph.run(pipeline)
-        try await graph.glue.waitForCompletion()
-        #expect(graph.plain.upstreamFailure != nil)
+        try await graph.glue.bridge.waitForCompletion()
+        #expect(graph.plain.bridge.upstreamFailure != nil)
         #expect(!graph.branchHead.isCancelled)
         graph.branchTrigger.fire()
         try await pipeline.waitForCompletion()
@@ -226,7 +226,7 @@ struct PipelineFailurePolicyTests {
         failing.finishElsewhere(with: .failure(.planned(0)))
         await slow.cancelling.wait()
         other.finishElsewhere(with: .success(2))
-        try await dependent.waitForCompletion()
+        try await dependent.bridge.waitForCompletion()
         slow.release.open()
         try await pipeline.waitForCompletion()
         #expect(!ran.current)
@@ -242,7 +242,7 @@ struct PipelineFailurePolicyTests {
         let failedGlue = BlockOperation {}
         failedGlue.cancel()
         let ran = Guarded(false)
-        let chained = input.then { (value: Int) async throws(StepError) -> Int in
+        let chained = input.bridge.then { (value: Int) async throws(StepError) -> Int in
             ran.set(true)
             return value
         }

@@ -340,7 +340,7 @@ struct PipelineRandomGraphTests {
             case .thenStep:
                 let fails = step.fails
                 let upstream = resultOperations[step.input!]!
-                let chained = upstream.then {
+                let chained = upstream.bridge.then {
                     [releaseProbe = releaseProbe()] (value: Int) async throws(StepError) -> Int in
                     probe.run()
                     if fails { throw .planned(index) }
@@ -409,7 +409,7 @@ struct PipelineRandomGraphTests {
                 index,
                 number.isMultiple(of: 2)
                     ? Task { await pipeline.outcome(of: operation) }
-                    : Task { await operation.outcome }
+                    : Task { await operation.bridge.outcome }
             )
         }
 
@@ -500,7 +500,7 @@ struct PipelineRandomGraphTests {
                     } else {
                         reasonWasCancellation = false
                     }
-                    if operation.isCancelled || operation.upstreamFailure == nil {
+                    if operation.isCancelled || operation.bridge.upstreamFailure == nil {
                         violations.append(
                             "step \(index) reports an upstream failure but is cancelled or lost its cause")
                     }

@@ -17,7 +17,7 @@ struct PipelineScaleTests {
         for index in 1..<Self.size {
             let next: AsyncResultOperation<Int, StepError>
             if index.isMultiple(of: 2) {
-                next = last.then { (value: Int) async throws(StepError) -> Int in value + 1 }
+                next = last.bridge.then { (value: Int) async throws(StepError) -> Int in value + 1 }
             } else {
                 let adding = AddingOperation(adding: 1)
                 adding.takeInput(from: last)
@@ -59,7 +59,7 @@ struct PipelineScaleTests {
                 }
                 dependent.addDependency(source)
             default:
-                dependent = source.then { (value: Int) async throws(StepError) -> Int in
+                dependent = source.bridge.then { (value: Int) async throws(StepError) -> Int in
                     runs.withLock { $0 += 1 }
                     return value + index
                 }
@@ -81,7 +81,8 @@ struct PipelineScaleTests {
         let queue = OperationQueue()
         var chain: [AsyncResultOperation<Int, StepError>] = [GatedResultOperation(.success(0))]
         for _ in 1..<Self.size {
-            chain.append(chain[chain.count - 1].then { (value: Int) async throws(StepError) -> Int in value + 1 })
+            chain.append(
+                chain[chain.count - 1].bridge.then { (value: Int) async throws(StepError) -> Int in value + 1 })
         }
         var expected = 0
         for await element in try queue.results(of: chain.shuffled(), order: .completion) {

@@ -44,7 +44,7 @@ struct PipelineTests {
     @Test func aMixedPipelineHandsBackTypedResults() async throws {
         let queue = OperationQueue()
         let source = GatedResultOperation<Int, StepError>(.success(20))
-        let doubled = source.then { (value: Int) async throws(StepError) -> Int in value * 2 }
+        let doubled = source.bridge.then { (value: Int) async throws(StepError) -> Int in value * 2 }
         let adding = AddingOperation(adding: 2)
         adding.takeInput(from: doubled)
         let sideEffects = Recorder<String>()
@@ -92,7 +92,7 @@ struct PipelineTests {
         let queue = OperationQueue()
         let release = Trigger()
         let source = GatedResultOperation<Int, StepError>(.success(1), trigger: release)
-        let chain = source.then { (value: Int) async throws(StepError) -> Int in value + 1 }
+        let chain = source.bridge.then { (value: Int) async throws(StepError) -> Int in value + 1 }
         let fanOut = (0..<50).map { _ in
             let step = BlockOperation {}
             step.addDependency(source)
@@ -114,7 +114,7 @@ struct PipelineTests {
         let queue = OperationQueue()
         let source = GatedResultOperation<Int, StepError>(.failure(.planned(1)))
         let ran = Guarded(false)
-        let step = source.then { (value: Int) async throws(StepError) -> Int in
+        let step = source.bridge.then { (value: Int) async throws(StepError) -> Int in
             ran.set(true)
             return value
         }
@@ -266,7 +266,7 @@ struct PipelineTests {
         }
         #expect(weakStep?.object != nil, "released while its dependency can still reach it")
         release.fire()
-        try await external.waitForCompletion()
+        try await external.bridge.waitForCompletion()
         #expect(await stepReleased.wait())
         #expect(weakStep?.object == nil)
     }
@@ -281,7 +281,7 @@ struct PipelineTests {
         running.addDependency(first)
         let third = recordingStep("third", into: log)
         third.addDependency(running)
-        let fourth = third.then { (value: Int) async throws(StepError) -> Int in
+        let fourth = third.bridge.then { (value: Int) async throws(StepError) -> Int in
             log.append("fourth")
             return value
         }
@@ -309,7 +309,7 @@ struct PipelineTests {
         let first = GatedResultOperation<Int, StepError>(.success(1))
         let running = GatedResultOperation<Int, StepError>(.success(2), trigger: Trigger())
         running.addDependency(first)
-        let last = running.then { (value: Int) async throws(StepError) -> Int in
+        let last = running.bridge.then { (value: Int) async throws(StepError) -> Int in
             log.append("last")
             return value
         }
@@ -332,7 +332,7 @@ struct PipelineTests {
     @Test func cancellingATaskAwaitingAnOutcomeCancelsThePipeline() async throws {
         let queue = OperationQueue()
         let running = GatedResultOperation<Int, InexpressibleError>(.success(1), trigger: Trigger())
-        let after = running.then { (value: Int) async throws(InexpressibleError) -> Int in value }
+        let after = running.bridge.then { (value: Int) async throws(InexpressibleError) -> Int in value }
         let pipeline = try Pipeline([running, after], on: queue)
         let awaiting = Task { await pipeline.outcome(of: after) }
         await running.started.wait()
@@ -364,7 +364,7 @@ struct PipelineTests {
         for index in 1..<steps.count { steps[index].addDependency(steps[index - 1]) }
         let pipeline = try Pipeline(steps, on: queue)
         pipeline.start()
-        let answers = steps.map { step in Task { await step.outcome } }
+        let answers = steps.map { step in Task { await step.bridge.outcome } }
         await steps[0].started.wait()
         pipeline.cancel()
         for answer in answers { #expect(await answer.value == .failure(.cancelled)) }
@@ -469,7 +469,8 @@ struct PipelineTests {
             let source = TaskOperation { [probe = DeinitProbe(released[0])] () async throws(StepError) -> Int in
                 withExtendedLifetime(probe) { 1 }
             }
-            let step = source.then { [probe = DeinitProbe(released[1])] (value: Int) async throws(StepError) -> Int in
+            let step = source.bridge.then {
+                [probe = DeinitProbe(released[1])] (value: Int) async throws(StepError) -> Int in
                 withExtendedLifetime(probe) { value + 1 }
             }
             let glue = ProbedBlockOperation(releaseProbe: DeinitProbe(released[2])) {}

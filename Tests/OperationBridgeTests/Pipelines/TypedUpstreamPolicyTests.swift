@@ -28,7 +28,7 @@ import Testing
         // `CancellationError` cannot name the upstream: the result is its cancellation value,
         // the operation is not cancelled, and the cause is kept.
         #expect(!step.isCancelled)
-        #expect(step.upstreamFailure?.upstreamType.contains("ControlledOperation") == true)
+        #expect(step.bridge.upstreamFailure?.upstreamType.contains("ControlledOperation") == true)
         #expect(step.ran.all.isEmpty)
         #expect(input.result.map { try? $0.get() } == 21)
     }

@@ -14,12 +14,12 @@ private final class ImportOperation: AsyncOperation, @unchecked Sendable {
     }
 
     override func main() {
-        operationProgress.totalUnitCount = Int64(gates.count)
+        bridge.operationProgress.totalUnitCount = Int64(gates.count)
         Task {
             for (gate, reported) in zip(gates, self.reported) {
                 await gate.wait()
                 if isCancelled { break }
-                operationProgress.advance()
+                bridge.operationProgress.advance()
                 reported.open()
             }
             finish()
@@ -51,20 +51,20 @@ struct ProgressTests {
             progress.advance()  // three of four: finishing completes the last one
             return "done"
         }
-        #expect(operation.operationProgress.snapshot.fractionCompleted == 0)
-        #expect(operation.operationProgress.snapshot.isIndeterminate == false)
+        #expect(operation.bridge.operationProgress.snapshot.fractionCompleted == 0)
+        #expect(operation.bridge.operationProgress.snapshot.isIndeterminate == false)
         let queue = OperationQueue()
         queue.addOperation(operation)
         await reported.wait()
-        let midway = operation.operationProgress.snapshot
+        let midway = operation.bridge.operationProgress.snapshot
         #expect(midway.completedUnitCount == 2)
         #expect(midway.totalUnitCount == 4)
         #expect(midway.fractionCompleted == 0.5)
         #expect(midway.localizedDescription == "50% completed")
         #expect(!midway.isFinished && !midway.isCancelled)
         halfway.open()
-        #expect(await operation.value == "done")
-        let end = operation.operationProgress.snapshot
+        #expect(await operation.bridge.value == "done")
+        let end = operation.bridge.operationProgress.snapshot
         #expect(end.isFinished && !end.isCancelled)
         #expect(end.completedUnitCount == 4)
         #expect(end.fractionCompleted == 1)
@@ -78,15 +78,15 @@ struct ProgressTests {
         queue.addOperation(operation)
         operation.gates[0].open()
         await operation.reported[0].wait()
-        #expect(operation.operationProgress.snapshot.fractionCompleted == 0.5)
+        #expect(operation.bridge.operationProgress.snapshot.fractionCompleted == 0.5)
         operation.gates[1].open()
         try await queue.runUntilFinished(operation)
-        #expect(operation.operationProgress.snapshot.fractionCompleted == 1)
+        #expect(operation.bridge.operationProgress.snapshot.fractionCompleted == 1)
 
         let legacy = LegacyDownload()
         try await queue.runUntilFinished(legacy)
         #expect(legacy.progress == 1)
-        #expect(legacy.operationProgress.snapshot.completedUnitCount == 1)
+        #expect(legacy.bridge.operationProgress.snapshot.completedUnitCount == 1)
     }
 
     /// Linux's Foundation traps when a `Progress` total goes from a positive value to 0 (a plain
@@ -95,7 +95,7 @@ struct ProgressTests {
     @Test("A total set back to zero after a Foundation view exists: the view shows it unknown")
     func totalBackToZeroWithAView() async {
         let operation = TaskOperation { 7 }
-        let progress = operation.operationProgress
+        let progress = operation.bridge.operationProgress
         progress.totalUnitCount = 10
         progress.completedUnitCount = 3
         let view = progress.foundationProgress
@@ -113,15 +113,15 @@ struct ProgressTests {
     @Test("An operation that reports nothing is one unit, completed when it finishes")
     func silentOperationIsOneUnit() async {
         let operation = TaskOperation { 7 }
-        #expect(operation.operationProgress.snapshot.totalUnitCount == 1)
-        #expect(operation.operationProgress.snapshot.completedUnitCount == 0)
+        #expect(operation.bridge.operationProgress.snapshot.totalUnitCount == 1)
+        #expect(operation.bridge.operationProgress.snapshot.completedUnitCount == 0)
         #expect(await OperationQueue().run(operation) == 7)
-        #expect(operation.operationProgress.snapshot.completedUnitCount == 1)
+        #expect(operation.bridge.operationProgress.snapshot.completedUnitCount == 1)
         // Asked for only after it finished: created finished.
         let late = TaskOperation { 8 }
         _ = await OperationQueue().run(late)
-        #expect(late.operationProgress.snapshot.isFinished)
-        #expect(late.operationProgress.fractionCompleted == 1)
+        #expect(late.bridge.operationProgress.snapshot.isFinished)
+        #expect(late.bridge.operationProgress.fractionCompleted == 1)
     }
 
     @Test("Cancelling marks the progress cancelled and keeps its fraction; finishing then does not complete it")
@@ -137,9 +137,9 @@ struct ProgressTests {
         OperationQueue().addOperation(operation)
         await reported.wait()
         operation.cancel()
-        #expect(operation.operationProgress.isCancelled)
-        _ = await operation.value
-        let end = operation.operationProgress.snapshot
+        #expect(operation.bridge.operationProgress.isCancelled)
+        _ = await operation.bridge.value
+        let end = operation.bridge.operationProgress.snapshot
         #expect(end.isFinished && end.isCancelled)
         #expect(end.completedUnitCount == 2)
         #expect(end.fractionCompleted == 0.5)
@@ -159,10 +159,10 @@ struct ProgressTests {
         let queue = OperationQueue()
         await startWithTimeLimit(operation, .seconds(1), clock: clock, on: queue, started: started)
         clock.advance(by: .seconds(1))
-        try await operation.waitForCompletion()
-        #expect(operation.isTimedOut)
-        #expect(operation.operationProgress.snapshot.isCancelled)
-        #expect(operation.operationProgress.snapshot.fractionCompleted == 0.5)
+        try await operation.bridge.waitForCompletion()
+        #expect(operation.bridge.isTimedOut)
+        #expect(operation.bridge.operationProgress.snapshot.isCancelled)
+        #expect(operation.bridge.operationProgress.snapshot.fractionCompleted == 0.5)
     }
 
     @Test("Reports after the operation has finished are ignored")
@@ -187,11 +187,11 @@ struct ProgressTests {
             for part in 0..<3 { progress.advance(); _ = part }
             return [1, 2, 3]
         }
-        let sum = upload.then(totalUnitCount: 2) { (parts: [Int], progress) async -> Int in
+        let sum = upload.bridge.then(totalUnitCount: 2) { (parts: [Int], progress) async -> Int in
             progress.advance()
             return parts.reduce(0, +)
         }
-        let checked = upload.then(totalUnitCount: 5) {
+        let checked = upload.bridge.then(totalUnitCount: 5) {
             (parts: [Int], progress) async throws(RepresentableError) -> Int in
             progress.totalUnitCount = Int64(parts.count)
             progress.completedUnitCount = 1
@@ -200,15 +200,15 @@ struct ProgressTests {
         let untyped = queue.addTask(totalUnitCount: 1) { progress in progress.advance() }
         queue.addOperation(sum)
         queue.addOperation(checked)
-        #expect(try await upload.value == [1, 2, 3])
-        #expect(await sum.value == 6)
-        #expect(try await checked.value == 3)
-        await untyped.value
-        #expect(upload.operationProgress.snapshot.completedUnitCount == 3)
-        #expect(sum.operationProgress.snapshot.completedUnitCount == 2)
-        #expect(checked.operationProgress.snapshot.totalUnitCount == 3)
-        #expect(checked.operationProgress.snapshot.completedUnitCount == 3)
-        #expect(untyped.operationProgress.snapshot.fractionCompleted == 1)
+        #expect(try await upload.bridge.value == [1, 2, 3])
+        #expect(await sum.bridge.value == 6)
+        #expect(try await checked.bridge.value == 3)
+        await untyped.bridge.value
+        #expect(upload.bridge.operationProgress.snapshot.completedUnitCount == 3)
+        #expect(sum.bridge.operationProgress.snapshot.completedUnitCount == 2)
+        #expect(checked.bridge.operationProgress.snapshot.totalUnitCount == 3)
+        #expect(checked.bridge.operationProgress.snapshot.completedUnitCount == 3)
+        #expect(untyped.bridge.operationProgress.snapshot.fractionCompleted == 1)
     }
 
     @Test("An aggregate weighs its operations; foreign operations count as one unit; duplicates count once")
@@ -238,7 +238,7 @@ struct ProgressTests {
         #expect(midway.completedUnitCount == 2)
         #expect(!midway.isFinished)
         gate.open()
-        await heavy.value
+        await heavy.bridge.value
         let end = overall.snapshot
         #expect(end.isFinished && end.fractionCompleted == 1 && end.completedUnitCount == 8)
 
@@ -265,16 +265,16 @@ struct ProgressTests {
         queue.addOperation(outer)
         await reported.wait()
         try await queue.runUntilFinished(fast)
-        try await inner.waitForCompletion()
+        try await inner.bridge.waitForCompletion()
         // slow: 1 of 4; inner: complete. Each weighs one: (0.25 + 1) / 2.
-        #expect(outer.operationProgress.snapshot.fractionCompleted == 0.625)
-        #expect(outer.operationProgress.snapshot.completedUnitCount == 1)
-        #expect(outer.operationProgress.snapshot.totalUnitCount == 2)
-        #expect(!outer.operationProgress.isFinished)
+        #expect(outer.bridge.operationProgress.snapshot.fractionCompleted == 0.625)
+        #expect(outer.bridge.operationProgress.snapshot.completedUnitCount == 1)
+        #expect(outer.bridge.operationProgress.snapshot.totalUnitCount == 2)
+        #expect(!outer.bridge.operationProgress.isFinished)
         gate.open()
-        _ = await outer.value
-        #expect(outer.operationProgress.snapshot.isFinished)
-        #expect(outer.operationProgress.fractionCompleted == 1)
+        _ = await outer.bridge.value
+        #expect(outer.bridge.operationProgress.snapshot.isFinished)
+        #expect(outer.bridge.operationProgress.fractionCompleted == 1)
         #expect(outer.progress.fractionCompleted == 1)
     }
 
@@ -286,8 +286,8 @@ struct ProgressTests {
         queue.addOperation(group)
         await child.started.wait()
         group.cancel()
-        try await group.waitForCompletion()
-        let end = group.operationProgress.snapshot
+        try await group.bridge.waitForCompletion()
+        let end = group.bridge.operationProgress.snapshot
         #expect(end.isFinished && end.isCancelled)
         #expect(end.fractionCompleted == 0)
     }
@@ -296,7 +296,7 @@ struct ProgressTests {
     func pipelineAndResultsAggregate() async throws {
         let queue = OperationQueue()
         let first = TaskOperation(totalUnitCount: 2) { progress in progress.advance(by: 2) }
-        let second = first.then { _ in 1 }
+        let second = first.bridge.then { _ in 1 }
         let pipeline = try Pipeline([first, second], on: queue)
         #expect(pipeline.operationProgress === pipeline.operationProgress)
         #expect(pipeline.operationProgress.snapshot.totalUnitCount == 2)
@@ -322,15 +322,15 @@ struct ProgressTests {
     func skippedStepsAreNotCompleted() async throws {
         let queue = OperationQueue()
         let bad = TaskOperation { () async throws(RepresentableError) -> Int in throw .boom(1) }
-        let after = bad.then(totalUnitCount: 2) { (value: Int, progress) async -> Int in
+        let after = bad.bridge.then(totalUnitCount: 2) { (value: Int, progress) async -> Int in
             progress.advance(by: 2)
             return value
         }
         let pipeline = try Pipeline([bad, after], on: queue)
         pipeline.start()
         try await pipeline.waitForCompletion()
-        #expect(after.upstreamFailure != nil)
-        let skipped = after.operationProgress.snapshot
+        #expect(after.bridge.upstreamFailure != nil)
+        let skipped = after.bridge.operationProgress.snapshot
         #expect(skipped.isFinished && !skipped.isCancelled && skipped.fractionCompleted == 0)
         // `bad` ran and failed: complete. `after` never ran: 0.
         let overall = pipeline.operationProgress.snapshot
@@ -339,8 +339,8 @@ struct ProgressTests {
         let never = TaskOperation { 1 }
         never.cancel()
         _ = await queue.run(never)
-        #expect(never.operationProgress.snapshot.fractionCompleted == 0)
-        #expect(never.operationProgress.snapshot.isCancelled)
+        #expect(never.bridge.operationProgress.snapshot.fractionCompleted == 0)
+        #expect(never.bridge.operationProgress.snapshot.isCancelled)
     }
 
     @Test("An aggregate's unit-count properties read its operations; weight zero is left out, also of its finish")
@@ -355,7 +355,7 @@ struct ProgressTests {
         #expect(overall.isFinished && overall.fractionCompleted == 1)
         let group = try GroupOperation([TaskOperation { 2 }]) {}
         _ = await queue.run(group)
-        #expect(group.operationProgress.completedUnitCount == 1)
+        #expect(group.bridge.operationProgress.completedUnitCount == 1)
         #expect(OperationProgress(aggregating: [ignored]) { _ in 0 }.isFinished)
     }
 
@@ -367,7 +367,7 @@ struct ProgressTests {
         await never.started.wait()
         results.cancel()
         _ = await iterator.next()
-        try await never.waitForCompletion()
+        try await never.bridge.waitForCompletion()
         let end = results.operationProgress.snapshot
         #expect(end.isFinished && end.isCancelled && end.fractionCompleted == 0)
     }
@@ -385,13 +385,13 @@ struct FoundationProgressTests {
             await gate.wait()
         }
         let progress = operation.progress
-        #expect(progress === operation.operationProgress.foundationProgress)
+        #expect(progress === operation.bridge.operationProgress.foundationProgress)
         #expect(progress.totalUnitCount == 4)
         OperationQueue().addOperation(operation)
         await reported.wait()
         #expect(progress.completedUnitCount == 1)  // written before `reported` opened
         gate.open()
-        await operation.value
+        await operation.bridge.value
         #expect(progress.completedUnitCount == 4)
         #expect(progress.fractionCompleted == 1)
         #expect(!progress.isCancelled)
@@ -401,20 +401,20 @@ struct FoundationProgressTests {
     func foundationCancellation() async throws {
         let viaProgress = NeverEndingOperation()
         let queue = OperationQueue()
-        let view = viaProgress.operationProgress.foundationProgress
+        let view = viaProgress.bridge.operationProgress.foundationProgress
         queue.addOperation(viaProgress)
         await viaProgress.started.wait()
         view.cancel()
-        try await viaProgress.waitForCompletion()
+        try await viaProgress.bridge.waitForCompletion()
         #expect(viaProgress.isCancelled)
-        #expect(viaProgress.operationProgress.isCancelled)
+        #expect(viaProgress.bridge.operationProgress.isCancelled)
 
         let viaOperation = NeverEndingOperation()
-        let other = viaOperation.operationProgress.foundationProgress
+        let other = viaOperation.bridge.operationProgress.foundationProgress
         queue.addOperation(viaOperation)
         await viaOperation.started.wait()
         viaOperation.cancel()
-        try await viaOperation.waitForCompletion()
+        try await viaOperation.bridge.waitForCompletion()
         #expect(other.isCancelled)
     }
 
@@ -430,7 +430,7 @@ struct FoundationProgressTests {
         let taskSawCancellation = await OperationQueue().run(operation)
         #expect(operation.isCancelled)
         #expect(taskSawCancellation == nil)  // a cancelled operation answers no value
-        let end = operation.operationProgress.snapshot
+        let end = operation.bridge.operationProgress.snapshot
         #expect(end.isCancelled && end.completedUnitCount == 1)
     }
 
@@ -442,7 +442,7 @@ struct FoundationProgressTests {
         var released: WeakBox<TaskOperation<Int, Never>>
         do {
             let operation = TaskOperation(totalUnitCount: 3) { _ in 1 }
-            handle = operation.operationProgress
+            handle = operation.bridge.operationProgress
             view = handle?.foundationProgress
             released = WeakBox(operation)
         }
@@ -456,7 +456,7 @@ struct FoundationProgressTests {
         // Cancelled, then started by hand: it finishes without running its closure.
         do {
             let operation = TaskOperation(totalUnitCount: 3) { _ in 1 }
-            handle = operation.operationProgress
+            handle = operation.bridge.operationProgress
             operation.cancel()
             operation.start()
             #expect(operation.isFinished)
@@ -500,7 +500,7 @@ struct FoundationProgressTests {
             queue.addOperation(operation)
             await started.wait()
             operation.cancel()
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
         }
         #expect(await cancelledReleased.wait())
 
@@ -508,14 +508,14 @@ struct FoundationProgressTests {
         let stepReleased = Trigger()
         do {
             let upstream = TaskOperation { () async throws(StepError) -> Int in throw .planned(1) }
-            let step = upstream.then(totalUnitCount: 1) {
+            let step = upstream.bridge.then(totalUnitCount: 1) {
                 [probe = DeinitProbe(stepReleased)] (value: Int, _) async -> Int in
                 withExtendedLifetime(probe) { value }
             }
-            handles.withLock { $0.append(step.operationProgress) }
+            handles.withLock { $0.append(step.bridge.operationProgress) }
             queue.addOperation(upstream)
             queue.addOperation(step)
-            try await step.waitForCompletion()
+            try await step.bridge.waitForCompletion()
         }
         #expect(await stepReleased.wait())
 
@@ -543,7 +543,7 @@ struct FoundationProgressTests {
         await reported.wait()
         try await queue.runUntilFinished(block)
         gate.open()
-        await download.value
+        await download.bridge.value
         // Foundation updates the parent as its children complete.
         #expect(parent.completedUnitCount == 4)
         #expect(parent.fractionCompleted == 1)
@@ -634,7 +634,7 @@ struct ProgressUpdatesTests {
         clock.advance(by: .seconds(1))
         await clock.sleepers(atLeast: 1)
         release.open()
-        await operation.value
+        await operation.bridge.value
         clock.advance(by: .seconds(1))
         let last = await third
         #expect(last?.isFinished == true)
@@ -648,7 +648,7 @@ struct ProgressUpdatesTests {
         let operation = NeverEndingOperation()
         let watcher = Task {
             var count = 0
-            for await _ in operation.operationProgress.updates(every: .seconds(1), clock: clock) { count += 1 }
+            for await _ in operation.bridge.operationProgress.updates(every: .seconds(1), clock: clock) { count += 1 }
             return count
         }
         await clock.sleepers(atLeast: 1)
@@ -666,7 +666,7 @@ struct ProgressUpdatesTests {
         }
         OperationQueue().addOperation(operation)
         var fractions: [Double] = []
-        for await snapshot in operation.operationProgress.updates(every: .milliseconds(1)) {
+        for await snapshot in operation.bridge.operationProgress.updates(every: .milliseconds(1)) {
             MainActor.assertIsolated()
             fractions.append(snapshot.fractionCompleted)
         }
@@ -714,7 +714,7 @@ struct ProgressUpdatesTests {
             if withView { _ = group.progress }
             let watcher = Task {
                 var last: ProgressSnapshot?
-                for await snapshot in group.operationProgress.updates(every: .microseconds(100)) {
+                for await snapshot in group.bridge.operationProgress.updates(every: .microseconds(100)) {
                     if let last { #expect(snapshot != last) }
                     last = snapshot
                 }
@@ -722,17 +722,17 @@ struct ProgressUpdatesTests {
             }
             queue.addOperation(group)
             for (operation, cancel) in zip(operations, cancelled) where cancel { operation.cancel() }
-            try await group.waitForCompletion()
+            try await group.bridge.waitForCompletion()
             let last = await watcher.value
             #expect(last?.isFinished == true)
             for (operation, wasCancelled) in zip(operations, cancelled) {
-                let snapshot = operation.operationProgress.snapshot
+                let snapshot = operation.bridge.operationProgress.snapshot
                 #expect(snapshot.isFinished)
                 if !snapshot.isCancelled { #expect(snapshot.fractionCompleted == 1) }
                 if wasCancelled { #expect(snapshot.isCancelled || operation.result != nil) }
             }
-            let allCompleted = operations.allSatisfy { !$0.operationProgress.isCancelled }
-            #expect((group.operationProgress.fractionCompleted == 1) == allCompleted)
+            let allCompleted = operations.allSatisfy { !$0.bridge.operationProgress.isCancelled }
+            #expect((group.bridge.operationProgress.fractionCompleted == 1) == allCompleted)
         }
     }
 
@@ -766,7 +766,7 @@ struct ProgressUpdatesTests {
             let counts = try #require(await OperationQueue().run(operation))
             #expect(counts == [expected, expected])
             // Completed by the finish; a report after it changes nothing.
-            let progress = operation.operationProgress
+            let progress = operation.bridge.operationProgress
             progress.advance(by: 7)
             #expect(progress.completedUnitCount == expected + 1)
             #expect(progress.foundationProgress.completedUnitCount == expected + 1)
@@ -783,7 +783,7 @@ struct ProgressUpdatesTests {
                 OperationProgress(aggregating: [BlockOperation()]).advance()
             }
             await #expect(processExitsWith: .failure) {
-                _ = TaskOperation { 1 }.operationProgress.updates(every: .zero)
+                _ = TaskOperation { 1 }.bridge.operationProgress.updates(every: .zero)
             }
         }
 
@@ -791,14 +791,14 @@ struct ProgressUpdatesTests {
         @Test("Programmer errors trap: a negative report, a negative count")
         func negativeCountsTrap() async {
             await #expect(processExitsWith: .failure) {
-                let progress = TaskOperation { 1 }.operationProgress
+                let progress = TaskOperation { 1 }.bridge.operationProgress
                 progress.totalUnitCount = 10
                 progress.advance(by: -5)
             }
             await #expect(processExitsWith: .failure) {
-                TaskOperation { 1 }.operationProgress.completedUnitCount = -1
+                TaskOperation { 1 }.bridge.operationProgress.completedUnitCount = -1
             }
-            let progress = TaskOperation { 1 }.operationProgress
+            let progress = TaskOperation { 1 }.bridge.operationProgress
             progress.totalUnitCount = 10
             progress.advance(by: 0)
             progress.advance(by: 3)
@@ -822,7 +822,7 @@ struct ProgressFinishOrderTests {
     func zeroTotalAgreesWithFoundation(total: Int64, completed: Int64) {
         let foundation = Progress(totalUnitCount: total)
         foundation.completedUnitCount = completed
-        let progress = TaskOperation { 1 }.operationProgress
+        let progress = TaskOperation { 1 }.bridge.operationProgress
         progress.totalUnitCount = total
         progress.completedUnitCount = completed
         let snapshot = progress.snapshot
@@ -837,7 +837,7 @@ struct ProgressFinishOrderTests {
         foundation.completedUnitCount = 1
         #expect(foundation.fractionCompleted == 1)
         #expect(!foundation.isIndeterminate)
-        let progress = TaskOperation { 1 }.operationProgress
+        let progress = TaskOperation { 1 }.bridge.operationProgress
         progress.totalUnitCount = 0
         progress.completedUnitCount = 1
         #expect(progress.snapshot.fractionCompleted == 1)
@@ -855,25 +855,26 @@ struct ProgressFinishOrderTests {
                 await #expect(processExitsWith: .success) {
                     let operation = ProgressFinishOrderTests.reportingFour()
                     _ = try? await OperationQueue().run(operation)
-                    ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "run")
+                    ProgressFinishOrderTests.checkComplete(operation.bridge.operationProgress.snapshot, after: "run")
                 }
                 await #expect(processExitsWith: .success) {
                     let operation = ProgressFinishOrderTests.reportingFour()
                     OperationQueue().addOperation(operation)
-                    _ = try? await operation.value
-                    ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "value")
+                    _ = try? await operation.bridge.value
+                    ProgressFinishOrderTests.checkComplete(operation.bridge.operationProgress.snapshot, after: "value")
                 }
                 await #expect(processExitsWith: .success) {
                     let operation = ProgressFinishOrderTests.reportingFour()
                     OperationQueue().addOperation(operation)
-                    _ = await operation.outcome
-                    ProgressFinishOrderTests.checkComplete(operation.operationProgress.snapshot, after: "outcome")
+                    _ = await operation.bridge.outcome
+                    ProgressFinishOrderTests.checkComplete(
+                        operation.bridge.operationProgress.snapshot, after: "outcome")
                 }
                 await #expect(processExitsWith: .success) {
                     let operation = ProgressFinishOrderTests.reportingFour()
                     let snapshot = await withCheckedContinuation { continuation in
-                        operation.whenFinished(on: .dispatchQueue(DispatchQueue(label: "whenFinished"))) {
-                            continuation.resume(returning: operation.operationProgress.snapshot)
+                        operation.bridge.whenFinished(on: .dispatchQueue(DispatchQueue(label: "whenFinished"))) {
+                            continuation.resume(returning: operation.bridge.operationProgress.snapshot)
                         }
                         OperationQueue().addOperation(operation)
                     }

@@ -7,26 +7,26 @@ struct PauseResumeTests {
     @Test("A paused operation takes no slot: a queue with one slot runs later work, then the operation once resumed")
     func pausedTakesNoSlot() async throws {
         let paused = ProbeResultOperation<Never>(.inMain(.success(1)))
-        paused.pause()
-        #expect(paused.isPaused && !paused.isReady)
+        paused.bridge.pause()
+        #expect(paused.bridge.isPaused && !paused.isReady)
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.addOperation(paused)
         try await queue.runUntilFinished(BlockOperation {})
         #expect(paused.mainCalls.value == 0 && !paused.isFinished)
-        paused.resume()
-        #expect(!paused.isPaused)
+        paused.bridge.resume()
+        #expect(!paused.bridge.isPaused)
         #expect(await queue.run(paused) == 1)
     }
 
     @Test("Cancelling a paused operation finishes it without running when its queue starts it")
     func cancelPaused() async throws {
         let paused = ProbeOperation()
-        paused.pause()
+        paused.bridge.pause()
         let queue = OperationQueue()
         queue.addOperation(paused)
         paused.cancel()
-        try await paused.waitForCompletion()
+        try await paused.bridge.waitForCompletion()
         #expect(paused.isCancelled && paused.mainCalls.value == 0)
     }
 
@@ -36,14 +36,14 @@ struct PauseResumeTests {
         let queue = OperationQueue()
         queue.addOperation(running)
         await running.started.wait()
-        running.pause()
-        #expect(!running.isPaused)
+        running.bridge.pause()
+        #expect(!running.bridge.isPaused)
         running.finish()
-        try await running.waitForCompletion()
-        running.pause()
-        #expect(!running.isPaused)
+        try await running.bridge.waitForCompletion()
+        running.bridge.pause()
+        #expect(!running.bridge.isPaused)
         let fresh = ProbeOperation()
-        fresh.resume()
+        fresh.bridge.resume()
         try await queue.runUntilFinished(fresh)
         #expect(fresh.mainCalls.value == 1)
     }
@@ -58,12 +58,12 @@ struct PauseResumeTests {
         #expect(!paused.isReady)  // in line
         let next = KeyHolderOperation("next", keys: [key], holders: holders)
         #expect(!next.isReady)  // in line behind it
-        paused.pause()
+        paused.bridge.pause()
         queue.addOperationsWithoutWaiting([paused, next])
         gate.open()
         try await queue.runUntilFinished(next)  // not blocked by the paused operation
         #expect(!paused.isFinished)
-        paused.resume()
+        paused.bridge.resume()
         try await queue.runUntilFinished(paused)
         #expect(holders.order == ["holder", "next", "paused"])
     }
@@ -72,18 +72,18 @@ struct PauseResumeTests {
     func delayAndPause() async throws {
         let clock = TestClock()
         let operation = ProbeOperation()
-        operation.delayStart(by: .seconds(1), clock: clock)
-        operation.pause()
+        operation.bridge.delayStart(by: .seconds(1), clock: clock)
+        operation.bridge.pause()
         let queue = OperationQueue()
         queue.addOperation(operation)
         await clock.sleepers(atLeast: 1)
-        operation.resume()
+        operation.bridge.resume()
         #expect(!operation.isReady)  // still delayed
-        operation.pause()
+        operation.bridge.pause()
         clock.advance(by: .seconds(1))
         #expect(!operation.isReady)  // still paused
-        operation.resume()
-        try await operation.waitForCompletion()
+        operation.bridge.resume()
+        try await operation.bridge.waitForCompletion()
         #expect(operation.mainCalls.value == 1)
     }
 }

@@ -110,7 +110,7 @@ import Testing
                 operation = task
             case 3 where upstream != nil:
                 let holder = OperationHolder(ledger)
-                let step = upstream!.then { (value: Int) async throws(StressError) -> Int in
+                let step = upstream!.bridge.then { (value: Int) async throws(StressError) -> Int in
                     if let operation = holder.operation { ledger.workStarted(operation, name: "then step") }
                     await Task.yield()
                     return value &+ 1
@@ -178,17 +178,17 @@ import Testing
                 let task: Task<Void, Never>
                 if let result = operation as? AsyncResultOperation<Int, StressError>, style == 0 {
                     task = Task {
-                        _ = try? await result.value
+                        _ = try? await result.bridge.value
                         ledger.answered(id)
                     }
                 } else if let result = operation as? AsyncResultOperation<Int, StressError>, style == 1 {
                     task = Task {
-                        _ = await result.outcome
+                        _ = await result.bridge.outcome
                         ledger.answered(id)
                     }
                 } else {
                     task = Task {
-                        try? await operation.waitForCompletion()
+                        try? await operation.bridge.waitForCompletion()
                         ledger.answered(id)
                     }
                 }

@@ -48,7 +48,7 @@ struct RetryingOperationTests {
         #expect(value == 3)
         #expect(retrying.attemptCount == 3 && script.made.current == 3)
         #expect(retrying.failedAttempts.map(\.failure) == [.unavailable(attempt: 1), .unavailable(attempt: 2)])
-        #expect(!retrying.isCancelled && !retrying.isTimedOut)
+        #expect(!retrying.isCancelled && !retrying.bridge.isTimedOut)
     }
 
     @Test("Out of attempts: the last attempt's typed failure, never an untyped one")
@@ -95,7 +95,7 @@ struct RetryingOperationTests {
         await clock.sleepers(atLeast: 1)
         #expect(script.made.current == 2)
         #expect(clock.advanceToNextDeadline() == .seconds(2))
-        #expect(try await retrying.value == 3)
+        #expect(try await retrying.bridge.value == 3)
         #expect(clock.pendingSleepers == 0)
     }
 
@@ -115,7 +115,7 @@ struct RetryingOperationTests {
             waits.append(try #require(clock.advanceToNextDeadline()))
         }
         #expect(waits == [100, 200, 400, 500, 500].map { .milliseconds($0) })
-        await #expect(throws: FlakyError.unavailable(attempt: 6)) { try await retrying.value }
+        await #expect(throws: FlakyError.unavailable(attempt: 6)) { try await retrying.bridge.value }
     }
 
     @Test("Seeded jitter: the same seed gives the same waits, each within its share of the delay")
@@ -133,7 +133,7 @@ struct RetryingOperationTests {
                 await clock.sleepers(atLeast: 1)
                 waits.append(try #require(clock.advanceToNextDeadline()))
             }
-            try await retrying.waitForCompletion()
+            try await retrying.bridge.waitForCompletion()
             return waits
         }
         let first = try await waits(seed: 42)
@@ -170,9 +170,9 @@ struct RetryingOperationTests {
         OperationQueue().addOperation(retrying)
         await clock.sleepers(atLeast: 1)
         retrying.cancel()
-        await #expect(throws: FlakyError.cancelled) { try await retrying.value }
-        try await retrying.waitForCompletion()
-        #expect(retrying.isFinished && retrying.isCancelled && !retrying.isTimedOut)
+        await #expect(throws: FlakyError.cancelled) { try await retrying.bridge.value }
+        try await retrying.bridge.waitForCompletion()
+        #expect(retrying.isFinished && retrying.isCancelled && !retrying.bridge.isTimedOut)
         #expect(script.made.current == 1 && clock.pendingSleepers == 0)
     }
 
@@ -190,7 +190,7 @@ struct RetryingOperationTests {
         await attempt.cancelRequested.wait()
         #expect(attempt.isExecuting && !retrying.isFinished)  // no attempt outlives the retrying operation
         attempt.finish()
-        try await retrying.waitForCompletion()
+        try await retrying.bridge.waitForCompletion()
         #expect(retrying.result == .failure(.cancelled) && made.current == 1)
     }
 
@@ -216,7 +216,7 @@ struct RetryingOperationTests {
         await attempt.started.wait()
         attempt.cancel()
         attempt.finish()
-        await #expect(throws: FlakyError.cancelled) { try await retrying.value }
+        await #expect(throws: FlakyError.cancelled) { try await retrying.bridge.value }
         #expect(retrying.isCancelled && retrying.attemptCount == 1)
         #expect(retrying.failedAttempts.map(\.failure) == [.cancelled])
     }
@@ -238,7 +238,7 @@ struct RetryingOperationTests {
             await clock.sleepers(atLeast: 2)  // the attempt's sleep and its limit
             clock.advance(by: .seconds(5))
         }
-        #expect(try await retrying.value == 3)
+        #expect(try await retrying.bridge.value == 3)
         #expect(retrying.failedAttempts.map(\.failure) == [.timedOut, .timedOut])
         #expect(clock.pendingSleepers == 0)
     }
@@ -260,10 +260,10 @@ struct RetryingOperationTests {
             await attempt.cancelRequested.wait()
             attempt.finish()
         }
-        try await retrying.waitForCompletion()
-        #expect(retrying.isTimedOut && retrying.result == nil)
+        try await retrying.bridge.waitForCompletion()
+        #expect(retrying.bridge.isTimedOut && retrying.result == nil)
         await expectTimedOut { () async throws(OperationFailure<LookupFailure>) -> Int in
-            try await retrying.outcomeValue
+            try await retrying.bridge.outcomeValue
         }
         #expect(retrying.failedAttempts.count == 2)
         #expect(retrying.failedAttempts.allSatisfy { if case .timedOut = $0 { true } else { false } })
@@ -275,7 +275,7 @@ struct RetryingOperationTests {
         let script = ScriptedAttempts<FlakyError>(Array(repeating: .failure(.unavailable(attempt: 0)), count: 10))
         let retrying = RetryingOperation(
             maxAttempts: 10, backoff: .constant(.seconds(4)), clock: clock, makingAttempt: script.attempt)
-        retrying.limitRunningTime(to: .seconds(10), clock: clock)
+        retrying.bridge.limitRunningTime(to: .seconds(10), clock: clock)
         OperationQueue().addOperation(retrying)
         await clock.sleepers(atLeast: 2)  // the limit and the first wait
         clock.advance(by: .seconds(4))
@@ -283,16 +283,16 @@ struct RetryingOperationTests {
         clock.advance(by: .seconds(4))
         await clock.sleepers(atLeast: 2)
         clock.advance(by: .seconds(2))  // 10 s: the limit, in the middle of the third wait
-        await #expect(throws: FlakyError.timedOut) { try await retrying.value }
-        try await retrying.waitForCompletion()
-        #expect(retrying.isTimedOut && script.made.current == 3 && clock.pendingSleepers == 0)
+        await #expect(throws: FlakyError.timedOut) { try await retrying.bridge.value }
+        try await retrying.bridge.waitForCompletion()
+        #expect(retrying.bridge.isTimedOut && script.made.current == 3 && clock.pendingSleepers == 0)
     }
 
     @Test("A retrying operation chains, and its dependents see only the final outcome")
     func dependentsSeeTheFinalOutcome() async throws {
         let script = ScriptedAttempts<FlakyError>([.failure(.unavailable(attempt: 1)), .success(20)])
         let retrying = RetryingOperation(maxAttempts: 2, makingAttempt: script.attempt)
-        let doubled = retrying.then { (value: Int) async throws(FlakyError) -> Int in value * 2 }
+        let doubled = retrying.bridge.then { (value: Int) async throws(FlakyError) -> Int in value * 2 }
         let queue = OperationQueue()
         queue.addOperation(retrying)
         #expect(try await queue.run(doubled) == 40)
@@ -310,7 +310,7 @@ struct RetryingOperationTests {
         await prerequisite.started.wait()
         #expect(!attempt.isExecuting && !attempt.isFinished)
         prerequisite.finish(with: .success(1))
-        #expect(try await retrying.value == 5)
+        #expect(try await retrying.bridge.value == 5)
     }
 
     @Test("A factory returning an operation already queued or finished: awaited, never started twice")
@@ -331,7 +331,7 @@ struct RetryingOperationTests {
         elsewhere.isSuspended = false
         await queued.started.wait()
         queued.finish(with: .success(9))
-        #expect(try await awaiting.value == 9)
+        #expect(try await awaiting.bridge.value == 9)
         #expect(queued.mainRunCount == 1)
         _ = await owner.value
     }
@@ -401,7 +401,7 @@ struct RetryingOperationTests {
                 for _ in 0..<releaseLag { await Task.yield() }
                 release.open()
             }
-            try await retrying.waitForCompletion()
+            try await retrying.bridge.waitForCompletion()
             await canceller.value
             await releaser.value
             let result = try #require(retrying.result)
@@ -412,7 +412,7 @@ struct RetryingOperationTests {
                 #expect(result == expected.result)
                 #expect(retrying.attemptCount == expected.attempts)
             }
-            #expect(retrying.attemptCount <= maxAttempts && !retrying.isTimedOut)
+            #expect(retrying.attemptCount <= maxAttempts && !retrying.bridge.isTimedOut)
         }
         print("RetryingOperationTests.randomizedRaces: \(cancelledCount) of the runs ended cancelled")
     }

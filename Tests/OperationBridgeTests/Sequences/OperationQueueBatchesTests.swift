@@ -75,7 +75,7 @@ struct OperationQueueBatchesTests {
         await independent.started.wait()
         failing.trigger?.fire()
         await #expect(throws: StepError.planned(0)) { _ = try await collecting.value }
-        try await independent.waitForCompletion()
+        try await independent.bridge.waitForCompletion()
         #expect(independent.result == .failure(.cancelled))
     }
 

@@ -39,7 +39,7 @@ struct OperationResultsTests {
         // 3, 1 and 4 finish first; none of them may come before 0.
         for index in [3, 1, 4] {
             triggers[index].fire()
-            try await operations[index].waitForCompletion()
+            try await operations[index].bridge.waitForCompletion()
         }
         triggers[0].fire()
         var element = try #require(await iterator.next())
@@ -72,7 +72,7 @@ struct OperationResultsTests {
         }
         for index in finishingOrder {
             triggers[index].fire()
-            try await operations[index].waitForCompletion()
+            try await operations[index].bridge.waitForCompletion()
         }
         #expect(await consumer.value == [0, 1, 2, 3, 4])
     }
@@ -253,7 +253,7 @@ struct OperationResultsTests {
         let rest = (0..<3).map { _ in GatedResultOperation<Int, StepError>(.success(0), trigger: Trigger()) }
         let sequence = try queue.results(of: [first] + rest, order: .submission)
         let collecting = Task { await sequence.collect() }
-        try await first.waitForCompletion()
+        try await first.bridge.waitForCompletion()
         for operation in rest { await operation.started.wait() }
         collecting.cancel()
         let results = await collecting.value
@@ -299,7 +299,7 @@ struct OperationResultsTests {
         for download in classicDownloads { aggregate.addDependency(download) }
         classicQueue.addOperation(aggregate)
         for download in classicDownloads { classicQueue.addOperation(download) }
-        try await aggregate.waitForCompletion()
+        try await aggregate.bridge.waitForCompletion()
 
         let downloads = (0..<5).map { GatedResultOperation<Int, StepError>(.success($0)) }
         let allSucceeded = try await OperationQueue().results(of: downloads).allSucceeded()

@@ -58,7 +58,7 @@ struct OperationValuesTests {
         var iterator = try queue.values(of: operations, order: .submission).makeAsyncIterator()
         for index in [2, 3, 1] {
             triggers[index].fire()
-            try await operations[index].waitForCompletion()
+            try await operations[index].bridge.waitForCompletion()
         }
         triggers[0].fire()
         for expected in 0..<4 {
@@ -147,7 +147,7 @@ struct OperationValuesTests {
         triggers[2].fire()
         await #expect(throws: StepError.planned(2)) { _ = try await iterator.next() }
         #expect(try await iterator.next() == nil)
-        try await operations[4].waitForCompletion()
+        try await operations[4].bridge.waitForCompletion()
         #expect(operations[4].result == .failure(.cancelled))
     }
 

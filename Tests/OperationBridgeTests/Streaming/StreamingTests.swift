@@ -284,7 +284,7 @@ struct StreamingTests {
         }
         #expect(ledger.pulledCount <= 1_000 + 4)
         #expect(ledger.keptTheBound)
-        for operation in started.all { try await operation.waitForCompletion() }
+        for operation in started.all { try await operation.bridge.waitForCompletion() }
     }
 
     @Test("An input whose deinit stops its stream: the run lets go of inputs outside its lock")
@@ -338,7 +338,7 @@ struct StreamingTests {
         #expect(try await firstOnly() == 0)
         #expect(running.all.count == 2)
         for operation in running.all {
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             #expect(operation.isCancelled)
         }
         feed.continuation.finish()
@@ -364,7 +364,7 @@ struct StreamingTests {
         #expect(await consumer.value == 0)
         #expect(running.all.count == 2)
         for operation in running.all {
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             #expect(operation.isCancelled)
         }
     }
@@ -421,7 +421,7 @@ struct StreamingTests {
         #expect(received.isEmpty)
         #expect(ledger.pulledCount == 3)
         for operation in made.all {
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             #expect(operation.isCancelled != (operation.result == .failure(StreamError(input: 2))))
         }
     }
@@ -447,7 +447,7 @@ struct StreamingTests {
         feed.continuation.finish(throwing: StreamError(input: 7))
         await #expect(throws: StreamError(input: 7)) { try await consumer.value }
         for operation in running.all {
-            try await operation.waitForCompletion()
+            try await operation.bridge.waitForCompletion()
             #expect(operation.isCancelled)
         }
     }

@@ -385,20 +385,20 @@ enum AwaitStyle: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .value:
             do {
-                return .success(try await operation.value)
+                return .success(try await operation.bridge.value)
             } catch {
                 let typed: TransferError = error  // `value` throws `TransferError`, not `any Error`
                 return .failure(typed)
             }
         case .outcome:
-            switch await operation.outcome {
+            switch await operation.bridge.outcome {
             case .success(let value)?: return .success(value)
             case .failure(let error)?: return .failure(error)
             case nil: return .stoppedWaiting
             }
         case .waitForCompletion:
             do {
-                try await operation.waitForCompletion()
+                try await operation.bridge.waitForCompletion()
                 return .finished
             } catch {
                 return .stoppedWaiting

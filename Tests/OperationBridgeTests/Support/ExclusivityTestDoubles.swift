@@ -16,7 +16,7 @@ final class KeyHolderOperation: AsyncOperation, @unchecked Sendable {
         self.holders = holders
         self.gate = gate
         super.init()
-        for key in keys { addCondition(.mutuallyExclusive(key)) }
+        for key in keys { bridge.addCondition(.mutuallyExclusive(key)) }
     }
 
     override func main() {

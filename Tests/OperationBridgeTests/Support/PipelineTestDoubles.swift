@@ -248,7 +248,7 @@ extension AsyncResultOperation {
         switch result {
         case .success: false
         case .failure: true
-        case nil: isCancelled || upstreamFailure != nil
+        case nil: isCancelled || bridge.upstreamFailure != nil
         }
     }
 }
@@ -257,7 +257,9 @@ extension AsyncResultOperation where Failure == StepError {
     /// For an operation stopped by an upstream failure: the failure where it started, when that
     /// is a `StepError`. `nil` when the operation ran, was cancelled, or lost the cause.
     var rootCause: StepError? {
-        guard !isCancelled, case .failure(.upstream(let error))? = result, upstreamFailure != nil else { return nil }
+        guard !isCancelled, case .failure(.upstream(let error))? = result, bridge.upstreamFailure != nil else {
+            return nil
+        }
         return error.rootFailure as? StepError
     }
 }

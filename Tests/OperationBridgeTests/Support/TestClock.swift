@@ -121,7 +121,7 @@ func startWithTimeLimit(
     on queue: OperationQueue,
     started: Gate
 ) async {
-    operation.limitRunningTime(to: limit, clock: clock)
+    operation.bridge.limitRunningTime(to: limit, clock: clock)
     queue.addOperation(operation)
     await started.wait()
     await clock.sleepers(atLeast: 1)

@@ -87,7 +87,7 @@ struct ChainedTaskOperationTests {
         let queue = OperationQueue()
         let lookup = LookupOperation(key: "answer", table: scenario.lookupValue.map { ["answer": $0] } ?? [:])
         let parsingRuns = Guarded(0)
-        let parse = lookup.then { (text: String) async throws(NumberParsingError) -> Int in
+        let parse = lookup.bridge.then { (text: String) async throws(NumberParsingError) -> Int in
             parsingRuns.withLock { $0 += 1 }
             guard let number = Int(text) else { throw .notANumber(text) }
             return number * 2
@@ -101,7 +101,7 @@ struct ChainedTaskOperationTests {
 
         let rendered: Result<String, RenderingError>
         do {
-            rendered = .success(try await render.value)
+            rendered = .success(try await render.bridge.value)
         } catch {
             let typed: RenderingError = error  // `value` throws `RenderingError`, not `any Error`
             rendered = .failure(typed)
@@ -165,7 +165,7 @@ struct ChainedTaskOperationTests {
     @Test func aMixedChainRunsThroughAPipeline() async throws {
         let queue = OperationQueue()
         let lookup = LookupOperation(key: "answer", table: ["answer": "21"])
-        let parse = lookup.then { (text: String) async throws(NumberParsingError) -> Int in
+        let parse = lookup.bridge.then { (text: String) async throws(NumberParsingError) -> Int in
             guard let number = Int(text) else { throw .notANumber(text) }
             return number * 2
         }
@@ -180,15 +180,15 @@ struct ChainedTaskOperationTests {
     @Test func thenReceivesTheUpstreamValue() async throws {
         let queue = OperationQueue()
         let upstream = ControlledOperation<Int, StepError>(.success(20))
-        let doubled = upstream.then { (value: Int) async throws(StepError) -> Int in value * 2 }
-        let described = doubled.then { (value: Int) async -> String in "value: \(value)" }
+        let doubled = upstream.bridge.then { (value: Int) async throws(StepError) -> Int in value * 2 }
+        let described = doubled.bridge.then { (value: Int) async -> String in "value: \(value)" }
         #expect(doubled.dependencies.contains(upstream))
         #expect(described.dependencies.contains(doubled))
         queue.addOperation(described)
         queue.addOperation(doubled)
         queue.addOperation(upstream)
-        #expect(try await doubled.value == 40)
-        #expect(await described.outcome == .success("value: 40"))
+        #expect(try await doubled.bridge.value == 40)
+        #expect(await described.bridge.outcome == .success("value: 40"))
         #expect(doubled.input == 20)
     }
 
@@ -196,14 +196,14 @@ struct ChainedTaskOperationTests {
         let queue = OperationQueue()
         let upstream = ControlledOperation<Int, StepError>(.failure(.planned(3)))
         let ran = Guarded(false)
-        let step = upstream.then { (value: Int) async throws -> Int in
+        let step = upstream.bridge.then { (value: Int) async throws -> Int in
             ran.set(true)
             return value
         }
         queue.addOperation(upstream)
         queue.addOperation(step)
         do {
-            _ = try await step.value
+            _ = try await step.bridge.value
             Issue.record("the step should have failed")
         } catch let error as UpstreamFailedError {
             // `any Error` can hold the `UpstreamFailedError` itself.
@@ -220,11 +220,11 @@ struct ChainedTaskOperationTests {
     @Test func thenAfterACancelledUpstreamSaysItWasCancelled() async throws {
         let queue = OperationQueue()
         let upstream = ControlledOperation<Int, StepError>(.success(1))
-        let step = upstream.then { (value: Int) async throws(StepError) -> Int in value }
+        let step = upstream.bridge.then { (value: Int) async throws(StepError) -> Int in value }
         upstream.cancel()
         queue.addOperation(upstream)
         queue.addOperation(step)
-        guard case .failure(.upstream(let error))? = await step.outcome, case .cancelled = error.reason else {
+        guard case .failure(.upstream(let error))? = await step.bridge.outcome, case .cancelled = error.reason else {
             Issue.record("expected an upstream cancellation, got \(String(describing: step.result))")
             return
         }
@@ -237,16 +237,16 @@ struct ChainedTaskOperationTests {
         let queue = OperationQueue()
         let upstream = ControlledOperation<Int, StepError>(.failure(.planned(1)))
         let ran = Guarded(false)
-        let step = upstream.then { (value: Int) async -> Int in
+        let step = upstream.bridge.then { (value: Int) async -> Int in
             ran.set(true)
             return value
         }
         queue.addOperation(upstream)
         queue.addOperation(step)
-        try await step.waitForCompletion()
+        try await step.bridge.waitForCompletion()
         #expect(step.result == nil)
         #expect(!step.isCancelled)
-        #expect(step.upstreamFailure?.rootFailure as? StepError == .planned(1))
+        #expect(step.bridge.upstreamFailure?.rootFailure as? StepError == .planned(1))
         #expect(!ran.current)
     }
 
@@ -255,7 +255,7 @@ struct ChainedTaskOperationTests {
             value + 1
         }
         OperationQueue().addOperation(step)
-        #expect(try await step.value == 6)
+        #expect(try await step.bridge.value == 6)
     }
 
     @Test func noInputAtAllIsReported() async throws {
@@ -265,7 +265,7 @@ struct ChainedTaskOperationTests {
             return value
         }
         OperationQueue().addOperation(step)
-        guard case .failure(.upstream(let error))? = await step.outcome, case .noInput = error.reason else {
+        guard case .failure(.upstream(let error))? = await step.bridge.outcome, case .noInput = error.reason else {
             Issue.record("expected a missing-input failure, got \(String(describing: step.result))")
             return
         }
@@ -279,7 +279,7 @@ struct ChainedTaskOperationTests {
         adding.takeInput(from: source)
         queue.addOperation(adding)
         queue.addOperation(source)
-        #expect(try await adding.value == 42)
+        #expect(try await adding.bridge.value == 42)
     }
 
     // MARK: - Finishing only when the closure has returned
@@ -290,7 +290,7 @@ struct ChainedTaskOperationTests {
         let release = Gate()
         let log = Recorder<String>()
         let upstream = ControlledOperation<Int, StepError>(.success(1))
-        let step = upstream.then { (value: Int) async throws(StepError) -> Int in
+        let step = upstream.bridge.then { (value: Int) async throws(StepError) -> Int in
             entered.open()
             await release.wait()  // ignores cancellation
             log.append("closure returns, cancelled: \(Task.isCancelled)")
@@ -307,7 +307,7 @@ struct ChainedTaskOperationTests {
         #expect(step.isExecuting && !step.isFinished)
         #expect(!dependent.isExecuting && !dependent.isFinished)
         release.open()
-        try await dependent.waitForCompletion()
+        try await dependent.bridge.waitForCompletion()
         #expect(log.all == ["closure returns, cancelled: true", "dependent runs"])
         #expect(step.result == .failure(.cancelled))
     }
@@ -317,7 +317,7 @@ struct ChainedTaskOperationTests {
         let entered = Gate()
         let seen = Recorder<Bool>()
         let upstream = ControlledOperation<Int, StepError>(.success(1))
-        let step = upstream.then { (_: Int) async -> Bool in
+        let step = upstream.bridge.then { (_: Int) async -> Bool in
             entered.open()
             await suspendUntilCancelled()
             seen.append(Task.isCancelled)
@@ -328,7 +328,7 @@ struct ChainedTaskOperationTests {
         await entered.wait()
         step.cancel()
         // `Never` cannot express cancellation: the step ends cancelled without a result.
-        #expect(await step.outcome == nil)
+        #expect(await step.bridge.outcome == nil)
         #expect(seen.all == [true])
     }
 
@@ -336,15 +336,15 @@ struct ChainedTaskOperationTests {
         let queue = OperationQueue()
         let upstream = ControlledOperation<Int, StepError>(.success(1))
         let ran = Guarded(false)
-        let step = upstream.then { (value: Int) async throws(StepError) -> Int in
+        let step = upstream.bridge.then { (value: Int) async throws(StepError) -> Int in
             ran.set(true)
             return value
         }
         step.cancel()
         queue.addOperation(upstream)
         queue.addOperation(step)
-        #expect(await step.outcome == .failure(.cancelled))
-        try await upstream.waitForCompletion()
+        #expect(await step.bridge.outcome == .failure(.cancelled))
+        try await upstream.bridge.waitForCompletion()
         #expect(!ran.current)
         // Keep the cancelled step alive until its upstream has finished: on Linux the upstream
         // refers to it through an unretained pointer.
@@ -361,13 +361,14 @@ struct ChainedTaskOperationTests {
             let upstream = TaskOperation { [probe = DeinitProbe(released[0])] () async throws(StepError) -> Int in
                 withExtendedLifetime(probe) { 1 }
             }
-            let step = upstream.then { [probe = DeinitProbe(released[1])] (value: Int) async throws(StepError) -> Int in
+            let step = upstream.bridge.then {
+                [probe = DeinitProbe(released[1])] (value: Int) async throws(StepError) -> Int in
                 withExtendedLifetime(probe) { value + 1 }
             }
             weakOperations = [WeakBox(upstream), WeakBox(step)]
             queue.addOperation(upstream)
             queue.addOperation(step)
-            #expect(await step.outcome == .success(2))
+            #expect(await step.bridge.outcome == .success(2))
         }
         for trigger in released { #expect(await trigger.wait()) }
         #expect(weakOperations.allSatisfy { $0.object == nil })

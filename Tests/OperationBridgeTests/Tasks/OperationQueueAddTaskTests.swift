@@ -15,7 +15,7 @@ struct OperationQueueAddTaskTests {
         #expect(queue.operations.contains(handle))
         #expect(!handle.isFinished)
         release.open()
-        #expect(try await handle.value == 42)
+        #expect(try await handle.bridge.value == 42)
         #expect(handle.isFinished && handle.result == .success(42))
     }
 
@@ -32,7 +32,7 @@ struct OperationQueueAddTaskTests {
         await entered.wait()
         handle.cancel()
         do {
-            _ = try await handle.value
+            _ = try await handle.bridge.value
             Issue.record("a cancelled task has no value")
         } catch {
             let typed: CancellationError = error
@@ -52,7 +52,7 @@ struct OperationQueueAddTaskTests {
         }
         handle.cancel()
         queue.isSuspended = false
-        #expect(await handle.outcome == .failure(.cancelled))
+        #expect(await handle.bridge.outcome == .failure(.cancelled))
         #expect(!ran.current)
     }
 
@@ -93,8 +93,8 @@ struct OperationQueueAddTaskTests {
         await entered.wait()
         #expect(!second.isExecuting && !second.isFinished)
         release.open()
-        #expect(await second.outcome == .success(2))
-        #expect(await first.outcome == .success(1))
+        #expect(await second.bridge.outcome == .success(2))
+        #expect(await first.bridge.outcome == .success(1))
         #expect(log.all == ["first starts", "first returns", "second starts"])
         #expect(firstFinishedWhenSecondRan.current == true)
     }
@@ -108,7 +108,7 @@ struct OperationQueueAddTaskTests {
                 withExtendedLifetime(probe) { 3 }
             }
             weakHandle = WeakBox(handle)
-            #expect(try await handle.value == 3)
+            #expect(try await handle.bridge.value == 3)
         } catch {
             Issue.record("unexpected failure \(error)")
         }

@@ -42,7 +42,7 @@ struct TaskOperationTests {
         let queue = OperationQueue()
         let operation = TaskOperation { () async throws(StepError) -> Int in 42 }
         queue.addOperation(operation)
-        #expect(try await operation.value == 42)
+        #expect(try await operation.bridge.value == 42)
         #expect(operation.result == .success(42))
         #expect(operation.isFinished && !operation.isCancelled)
     }
@@ -52,7 +52,7 @@ struct TaskOperationTests {
         let operation = TaskOperation { () async throws(StepError) -> Int in throw .planned(7) }
         queue.addOperation(operation)
         do {
-            _ = try await operation.value
+            _ = try await operation.bridge.value
             Issue.record("the operation should have failed")
         } catch {
             let typed: StepError = error  // `value` throws `StepError`, not `any Error`
@@ -89,7 +89,7 @@ struct TaskOperationTests {
         #expect(log.all.isEmpty)
 
         release.open()
-        try await dependent.waitForCompletion()
+        try await dependent.bridge.waitForCompletion()
         #expect(log.all == ["closure returns, cancelled: true", "dependent runs"])
         #expect(operation.isFinished)
         // Cancelled first: the cancellation failure wins over the value returned afterwards.
@@ -118,7 +118,7 @@ struct TaskOperationTests {
         #expect(!first.isFinished)
         #expect(!second.isExecuting && !second.isFinished)
         release.open()
-        #expect(await second.outcome == .success(2))
+        #expect(await second.bridge.outcome == .success(2))
         #expect(firstFinishedWhenSecondRan.current == true)
     }
 
@@ -165,7 +165,7 @@ struct TaskOperationTests {
         startContinuation.finish()
 
         for (index, operation) in operations.enumerated() {
-            #expect(await operation.outcome == .success(index))
+            #expect(await operation.bridge.outcome == .success(index))
         }
         #expect(meter.maximum == 2)
         #expect(await startEvents.next() == nil)
@@ -188,7 +188,7 @@ struct TaskOperationTests {
         queue.addOperation(operation)
         await entered.wait()
         operation.cancel()
-        #expect(await operation.outcome == nil)
+        #expect(await operation.bridge.outcome == nil)
         #expect(seen.all == [true])
         #expect(operation.isCancelled)
     }
@@ -208,7 +208,7 @@ struct TaskOperationTests {
         await entered.wait()
         operation.cancel()
         do {
-            _ = try await operation.value
+            _ = try await operation.bridge.value
             Issue.record("a cancelled operation has no value")
         } catch {
             // The cancellation failure was recorded first; the error thrown afterwards is ignored.
@@ -250,7 +250,7 @@ struct TaskOperationTests {
         }
         operation.cancel()
         start.start(operation)
-        try await operation.waitForCompletion()
+        try await operation.bridge.waitForCompletion()
         #expect(operation.isCancelled && operation.isFinished)
         return (ran.current, operation.result)
     }
@@ -270,8 +270,8 @@ struct TaskOperationTests {
         await dependency.started.wait()
         operation.cancel()
         release.fire()
-        #expect(await operation.outcome == .failure(.cancelled))
-        try await dependency.waitForCompletion()
+        #expect(await operation.bridge.outcome == .failure(.cancelled))
+        try await dependency.bridge.waitForCompletion()
         #expect(!ran.current)
         // Keep the cancelled operation alive until its dependency has finished: on Linux the
         // dependency refers to it through an unretained pointer.
@@ -339,7 +339,7 @@ struct TaskOperationTests {
             }
             start.start(plain)
             start.start(rebound)
-            return (await plain.outcome, await rebound.outcome)
+            return (await plain.bridge.outcome, await rebound.bridge.outcome)
         }
     }
 
@@ -368,7 +368,7 @@ struct TaskOperationTests {
         #expect(finishedWhenStartReturned.all == [true])
         let seen = threads.all
         #expect(seen.count == 2 && seen.first == seen.last)
-        #expect(await operation.value == 7)
+        #expect(await operation.bridge.value == 7)
     }
 
     /// A cancellation that arrives while the closure runs on the starting thread, before its task
@@ -385,7 +385,7 @@ struct TaskOperationTests {
         }
         box.set(operation)
         start.start(operation)
-        _ = await operation.outcome
+        _ = await operation.bridge.outcome
         box.set(nil)  // the box, held by the closure, held the operation
         #expect(cancelledInside.all == [true])
         #expect(operation.isCancelled)
@@ -405,7 +405,7 @@ struct TaskOperationTests {
             }
             weakOperation = WeakBox(operation)
             start.start(operation)
-            #expect(await operation.outcome == .success(1))
+            #expect(await operation.bridge.outcome == .success(1))
         }
         // The probe lives in the closure, which the operation owns: it goes when they go.
         #expect(await released.wait())
@@ -435,8 +435,8 @@ struct TaskOperationTests {
             queue.addOperation(running)
             await entered.wait()
             running.cancel()
-            #expect(await neverRun.outcome == .failure(.cancelled))
-            #expect(await running.outcome == .failure(.cancelled))
+            #expect(await neverRun.bridge.outcome == .failure(.cancelled))
+            #expect(await running.bridge.outcome == .failure(.cancelled))
         }
         #expect(await releasedBeforeStart.wait())
         #expect(await releasedWhileRunning.wait())

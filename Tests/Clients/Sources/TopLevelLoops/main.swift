@@ -20,7 +20,7 @@ func makeOperations() -> [TaskOperation<Int, CancellationError>] {
     let never = BlockOperation {}
     return (0..<5).map { index in
         TaskOperation { () async throws(CancellationError) -> Int in
-            if index > 0 { try await never.waitForCompletion() }
+            if index > 0 { try await never.bridge.waitForCompletion() }
             return index
         }
     }

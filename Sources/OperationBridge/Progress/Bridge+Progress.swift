@@ -1,45 +1,8 @@
 import Foundation
 
 extension AsyncOperation {
-    /// The operation's progress: the work reports units on it, async code watches it.
-    ///
-    /// ```swift
-    /// final class ImportOperation: AsyncOperation, @unchecked Sendable {
-    ///     override func main() {
-    ///         operationProgress.totalUnitCount = Int64(records.count)
-    ///         importer.run(records, onEach: { [self] in operationProgress.advance() }) { [self] in finish() }
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// Created on first use, the same object every time; an operation that reports nothing counts
-    /// as one unit. Finishing after running completes it; cancelling (or timing out) marks it
-    /// cancelled, and a cancelled operation's progress, or one that finished without running, is
-    /// not completed (see ``OperationProgress``). For a ``GroupOperation`` it aggregates the
-    /// children, each weighing one.
-    ///
-    /// While the operation runs on a queue whose `progress` reports (its `totalUnitCount` was
-    /// set), it is also a child of that progress, worth one unit, as Foundation's own operations
-    /// are: the package's operations count toward `OperationQueue.progress` on every platform,
-    /// although they override `start()`. Its unit completes when the operation completes its
-    /// progress: one cancelled while it runs leaves the queue's fraction below 1 (Foundation
-    /// completes the unit of its own synchronous operations when `main()` returns, cancelled or
-    /// not); one cancelled before it starts is not counted at all, as with Foundation.
-    ///
-    /// Each read takes the operation's lock: in a tight loop, read it once and report on the
-    /// handle.
-    ///
-    /// A subclass of yours with an `operationProgress` member of its own no longer compiles:
-    /// rename it (the name was chosen to make that rare).
-    ///
-    /// Named so as not to collide with a `progress` property of your own subclasses; the
-    /// package's final classes (``TaskOperation``, ``ChainedTaskOperation``, ``GroupOperation``)
-    /// also conform to `ProgressReporting`, whose `progress` is ``OperationProgress/foundationProgress``.
-    ///
-    /// ## Cancellation and threading
-    /// Thread-safe. Reading it never cancels or starts anything; see ``OperationProgress`` for
-    /// what cancelling its Foundation view does.
-    public final var operationProgress: OperationProgress {
+    /// The progress handed out by ``Bridge/operationProgress``.
+    final var progressHandedOut: OperationProgress {
         // Handed out: a Foundation view made from it later cancels this operation.
         if let bodyProgress {
             bodyProgress.link(to: self)
@@ -86,10 +49,48 @@ extension AsyncOperation {
         guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self, admitted: admittedQueue),
             let queueProgress = QueueProgressLookup.shared.reportingProgress(of: queue)
         else { return }
-        let progress = operationProgress
+        let progress = progressHandedOut
         // Made under the creation lock, added outside it: on Apple platforms the queue's
         // `progress` may have KVO observers, which run inside `addChild` on this thread.
         let view = FoundationProgressViews.create { moved in progress.makeView(moved: &moved) }
         FoundationProgressViews.writing { queueProgress.addChild(view, withPendingUnitCount: 1) }
     }
+}
+
+extension Bridge where Base: AsyncOperation {
+    /// The operation's progress: the work reports units on it, async code watches it.
+    ///
+    /// ```swift
+    /// final class ImportOperation: AsyncOperation, @unchecked Sendable {
+    ///     override func main() {
+    ///         bridge.operationProgress.totalUnitCount = Int64(records.count)
+    ///         importer.run(records, onEach: { [self] in bridge.operationProgress.advance() }) { [self] in finish() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Created on first use, the same object every time; an operation that reports nothing counts
+    /// as one unit. Finishing after running completes it; cancelling (or timing out) marks it
+    /// cancelled, and a cancelled operation's progress, or one that finished without running, is
+    /// not completed (see ``OperationProgress``). For a ``GroupOperation`` it aggregates the
+    /// children, each weighing one.
+    ///
+    /// While the operation runs on a queue whose `progress` reports (its `totalUnitCount` was
+    /// set), it is also a child of that progress, worth one unit, as Foundation's own operations
+    /// are: the package's operations count toward `OperationQueue.progress` on every platform,
+    /// although they override `start()`. Its unit completes when the operation completes its
+    /// progress: one cancelled while it runs leaves the queue's fraction below 1 (Foundation
+    /// completes the unit of its own synchronous operations when `main()` returns, cancelled or
+    /// not); one cancelled before it starts is not counted at all, as with Foundation.
+    ///
+    /// Each read takes the operation's lock: in a tight loop, read it once and report on the
+    /// handle.
+    ///
+    /// The package's final classes (``TaskOperation``, ``ChainedTaskOperation``, ``GroupOperation``)
+    /// also conform to `ProgressReporting`, whose `progress` is ``OperationProgress/foundationProgress``.
+    ///
+    /// ## Cancellation and threading
+    /// Thread-safe. Reading it never cancels or starts anything; see ``OperationProgress`` for
+    /// what cancelling its Foundation view does.
+    public var operationProgress: OperationProgress { base.progressHandedOut }
 }

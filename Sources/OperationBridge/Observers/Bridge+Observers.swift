@@ -1,6 +1,6 @@
 import Foundation
 
-extension AsyncOperation {
+extension Bridge where Base: AsyncOperation {
     /// Calls `handler` with each lifecycle event of the operation — ``OperationEvent/started``,
     /// ``OperationEvent/cancelled``, ``OperationEvent/finished`` — on `target`.
     ///
@@ -22,7 +22,7 @@ extension AsyncOperation {
         on target: DeliveryTarget,
         _ handler: @escaping @Sendable (OperationEvent) -> Void
     ) {
-        addLifecycleObserver(.mailbox(EventMailbox(target: target, handler: handler)))
+        base.addLifecycleObserver(.mailbox(EventMailbox(target: target, handler: handler)))
     }
 
     /// Calls `handler` with each lifecycle event of the operation on the main actor; see
@@ -79,7 +79,7 @@ extension AsyncOperation {
     /// from any task or actor.
     public var lifecycleEvents: AsyncStream<OperationEvent> {
         let (events, continuation) = AsyncStream.makeStream(of: OperationEvent.self)
-        addLifecycleObserver(
+        base.addLifecycleObserver(
             .immediate { event in
                 continuation.yield(event)
                 if event == .finished { continuation.finish() }
@@ -88,6 +88,9 @@ extension AsyncOperation {
     }
 
     /// Registers `observer`, telling it first of the events that have already happened.
+}
+
+extension AsyncOperation {
     func addLifecycleObserver(_ observer: LifecycleObserver) {
         lock.withCriticalSection {
             if lifecycle.didExecute { observer.post(.started) }
@@ -101,7 +104,7 @@ extension AsyncOperation {
     }
 }
 
-extension AsyncResultOperation where Success: Sendable {
+extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendable {
     /// Calls `handler` with the operation's result once it has finished, on `target` — at once
     /// when it has. AsyncOpKit's `whenFinished`, on the target of your choice.
     ///
@@ -122,9 +125,10 @@ extension AsyncResultOperation where Success: Sendable {
     /// cancels nothing. `handler` runs on `target`, never under a lock.
     public func whenFinished(
         on target: DeliveryTarget,
-        _ handler: @escaping @Sendable (Result<Success, Failure>?) -> Void
+        _ handler: @escaping @Sendable (Result<Base.Success, Base.Failure>?) -> Void
     ) {
-        whenFinished(on: target) { handler(self.result) }
+        let operation = base._asyncResultOperation
+        whenFinished(on: target) { handler(operation.result) }
     }
 
     /// Calls `handler` on the main actor with the operation's result once it has finished; see
@@ -132,7 +136,7 @@ extension AsyncResultOperation where Success: Sendable {
     ///
     /// ## Cancellation and threading
     /// As the variant with a target; `handler` is isolated to the main actor.
-    public func whenFinished(_ handler: @escaping @MainActor @Sendable (Result<Success, Failure>?) -> Void) {
+    public func whenFinished(_ handler: @escaping @MainActor @Sendable (Result<Base.Success, Base.Failure>?) -> Void) {
         whenFinished(on: .actor(MainActor.shared)) { result in
             MainActor.assumeIsolated { handler(result) }
         }

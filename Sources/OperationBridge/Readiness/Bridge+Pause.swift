@@ -1,6 +1,6 @@
 import Foundation
 
-extension AsyncOperation {
+extension Bridge where Base: AsyncOperation {
     /// Holds the pending operation back from becoming ready until ``resume()``: its queue does
     /// not start it, and it takes no queue slot.
     ///
@@ -21,10 +21,11 @@ extension AsyncOperation {
     /// (without running) when its queue starts it. Safe from any thread; works with Linux's queue,
     /// which is told to look at the operation again, as with Darwin's.
     public func pause() {
-        let request = changeReadiness { () -> ExclusivityRequest? in
-            guard !lifecycle.hasStarted, !lifecycle.isFinishingOrFinished else { return nil }
-            rareState().isPaused = true
-            return pauseGateLocked()
+        let base = base
+        let request = base.changeReadiness { () -> ExclusivityRequest? in
+            guard !base.lifecycle.hasStarted, !base.lifecycle.isFinishingOrFinished else { return nil }
+            base.rareState().isPaused = true
+            return base.pauseGateLocked()
         }
         if let request { ExclusivityCoordinator.shared.withdraw(request) }
     }
@@ -35,11 +36,12 @@ extension AsyncOperation {
     /// ## Cancellation and threading
     /// Safe from any thread; the queue is told to look at the operation again.
     public func resume() {
-        changeReadiness { rare?.isPaused = false }
+        let base = base
+        base.changeReadiness { base.rare?.isPaused = false }
     }
 
     /// Whether ``pause()`` holds the operation back. Thread-safe.
     public var isPaused: Bool {
-        lock.withCriticalSection { rare?.isPaused == true }
+        base.lock.withCriticalSection { base.rare?.isPaused == true }
     }
 }

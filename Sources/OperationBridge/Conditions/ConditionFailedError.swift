@@ -4,7 +4,7 @@ import Foundation
 /// ``Bridge/addCondition(_:)``): it finished without running.
 ///
 /// ```swift
-/// if let failure = upload.conditionFailure {
+/// if let failure = upload.bridge.conditionFailure {
 ///     log("\(failure)")  // UploadOperation: condition 'signed in' failed
 /// }
 /// ```

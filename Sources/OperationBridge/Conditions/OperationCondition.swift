@@ -6,9 +6,9 @@ import Foundation
 ///
 /// ```swift
 /// let upload = UploadOperation(file)                       // a classic AsyncOperation subclass
-/// upload.addCondition(.noFailedDependencies)
-/// upload.addCondition(OperationCondition("signed in") { _ in await session.isSignedIn })
-/// upload.addCondition(.mutuallyExclusive("network"))
+/// upload.bridge.addCondition(.noFailedDependencies)
+/// upload.bridge.addCondition(OperationCondition("signed in") { _ in await session.isSignedIn })
+/// upload.bridge.addCondition(.mutuallyExclusive("network"))
 /// upload.addDependency(compress)
 /// queue.addOperation(upload)
 /// ```

@@ -6,7 +6,7 @@ extension Bridge where Base: AsyncOperation {
     ///
     /// ```swift
     /// let reminder = ReminderOperation(note)
-    /// reminder.delayStart(by: .seconds(30))
+    /// reminder.bridge.delayStart(by: .seconds(30))
     /// queue.addOperation(reminder)   // pending now; it starts in 30 s, once a slot is free
     /// ```
     ///

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// let database: ExclusivityKey = "database"
-/// migration.addCondition(.mutuallyExclusive(database))  // an operation
+/// migration.bridge.addCondition(.mutuallyExclusive(database))  // an operation
 /// try await withExclusiveAccess(to: database) {        // a Task
 ///     try await store.vacuum()
 /// }

@@ -262,7 +262,7 @@ extension GroupOperation {
     ///
     /// ```swift
     /// let allDownloaded = try GroupOperation<Void, any Error>(downloads)
-    /// allDownloaded.whenFinished(on: .queue(.main)) { result in
+    /// allDownloaded.bridge.whenFinished(on: .queue(.main)) { result in
     ///     print((try? result?.get()) != nil ? "all downloaded" : "some failed")
     /// }
     /// queue.addOperation(allDownloaded)

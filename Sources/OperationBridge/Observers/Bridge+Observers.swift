@@ -5,7 +5,7 @@ extension Bridge where Base: AsyncOperation {
     /// ``OperationEvent/cancelled``, ``OperationEvent/finished`` — on `target`.
     ///
     /// ```swift
-    /// fetch.observeLifecycle(on: .dispatchQueue(logQueue)) { event in
+    /// fetch.bridge.observeLifecycle(on: .dispatchQueue(logQueue)) { event in
     ///     log("fetch \(event)")
     /// }
     /// ```
@@ -39,7 +39,7 @@ extension Bridge where Base: AsyncOperation {
     /// Calls `handler` once the operation has finished, on `target` — at once when it has.
     ///
     /// ```swift
-    /// cleanup.whenFinished(on: .queue(.main)) { print("cleaned up") }
+    /// cleanup.bridge.whenFinished(on: .queue(.main)) { print("cleaned up") }
     /// ```
     ///
     /// ## Cancellation and threading
@@ -66,7 +66,7 @@ extension Bridge where Base: AsyncOperation {
     /// ``OperationEvent/finished``.
     ///
     /// ```swift
-    /// for await event in upload.lifecycleEvents {
+    /// for await event in upload.bridge.lifecycleEvents {
     ///     status = "\(event)"
     /// }
     /// ```
@@ -109,7 +109,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// when it has. AsyncOpKit's `whenFinished`, on the target of your choice.
     ///
     /// ```swift
-    /// download.whenFinished(on: .queue(.main)) { result in
+    /// download.bridge.whenFinished(on: .queue(.main)) { result in
     ///     switch result {
     ///     case .success(let data)?: show(data)
     ///     case .failure(let error)?: report(error)

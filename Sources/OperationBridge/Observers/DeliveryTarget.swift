@@ -4,9 +4,9 @@ import Foundation
 /// actor.
 ///
 /// ```swift
-/// download.whenFinished(on: .queue(.main)) { result in … }           // OperationQueue.main
-/// download.whenFinished(on: .dispatchQueue(logQueue)) { result in … }
-/// download.whenFinished(on: .actor(store)) { result in … }           // runs isolated to `store`
+/// download.bridge.whenFinished(on: .queue(.main)) { result in … }           // OperationQueue.main
+/// download.bridge.whenFinished(on: .dispatchQueue(logQueue)) { result in … }
+/// download.bridge.whenFinished(on: .actor(store)) { result in … }           // runs isolated to `store`
 /// ```
 ///
 /// One observer's calls never overlap and arrive in the order of the events, whatever the target

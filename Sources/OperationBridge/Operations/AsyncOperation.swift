@@ -813,7 +813,7 @@ extension Bridge where Base: AsyncOperation {
     ///
     /// ```swift
     /// let fetch = FetchOperation(url)
-    /// fetch.limitRunningTime(to: .seconds(10))
+    /// fetch.bridge.limitRunningTime(to: .seconds(10))
     /// queue.addOperation(fetch)
     /// ```
     ///

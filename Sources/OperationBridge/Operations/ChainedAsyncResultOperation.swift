@@ -19,7 +19,7 @@ import Foundation
 /// fetchTitle.takeInput(from: unfurl)
 /// queue.addOperation(unfurl)
 /// queue.addOperation(fetchTitle)
-/// let title = try await fetchTitle.value
+/// let title = try await fetchTitle.bridge.value
 /// ```
 ///
 /// ## When the upstream failed

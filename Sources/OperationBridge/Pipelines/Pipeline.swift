@@ -15,7 +15,7 @@ import Foundation
 ///
 /// ```swift
 /// let unfurl = UnfurlURLOperation(shortURL: link)              // a classic operation
-/// let title = unfurl.then { url async throws -> String in     // an async step
+/// let title = unfurl.bridge.then { url async throws -> String in     // an async step
 ///     try await fetchTitle(url)
 /// }
 /// let pipeline = try Pipeline([unfurl, title], on: queue)    // throws on a cycle

@@ -14,7 +14,7 @@ import Foundation
 ///         progress.advance(by: 1)
 ///     }
 /// }
-/// for await snapshot in download.operationProgress.updates() {
+/// for await snapshot in download.bridge.operationProgress.updates() {
 ///     print(snapshot.localizedDescription)             // "37% completed", …, "100% completed"
 /// }
 /// ```

@@ -3,7 +3,7 @@ import Foundation
 /// What an ``OperationProgress`` said at one moment: a value, safe to hand to any actor.
 ///
 /// ```swift
-/// for await snapshot in download.operationProgress.updates() {
+/// for await snapshot in download.bridge.operationProgress.updates() {
 ///     progressBar.value = snapshot.fractionCompleted
 ///     statusLabel.text = snapshot.localizedDescription   // "42% completed"
 /// }

@@ -7,7 +7,7 @@ extension OperationProgress {
     ///
     /// ```swift
     /// @MainActor func show(_ download: TaskOperation<Data, any Error>) async {
-    ///     for await snapshot in download.operationProgress.updates(every: .milliseconds(250)) {
+    ///     for await snapshot in download.bridge.operationProgress.updates(every: .milliseconds(250)) {
     ///         progressBar.value = snapshot.fractionCompleted     // on the main actor
     ///     }
     ///     // the work has finished (or this task was cancelled)

@@ -5,10 +5,10 @@ extension Bridge where Base: AsyncOperation {
     /// not start it, and it takes no queue slot.
     ///
     /// ```swift
-    /// upload.pause()             // the user went offline
+    /// upload.bridge.pause()             // the user went offline
     /// queue.addOperation(upload)
     /// // …
-    /// upload.resume()            // back online: the queue starts it when it has a slot
+    /// upload.bridge.resume()            // back online: the queue starts it when it has a slot
     /// ```
     ///
     /// Pausing an operation that has started or finished does nothing: the work is not

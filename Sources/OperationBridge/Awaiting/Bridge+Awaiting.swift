@@ -265,18 +265,18 @@ extension Bridge {
     /// Suspends until the operation has finished, within `limit`.
     ///
     /// As ``waitForCompletion()``; when the time is up first, the operation is cancelled (the
-    /// package's operations as timed out) and the call throws ``OperationFailure/timedOut``
-    /// (at once, or once the operation has ended with ``TimeoutBehavior/cancelAndWait``).
+    /// package's operations as timed out) and the call throws an ``OperationTimeoutError`` (at
+    /// once, or once the operation has ended with ``TimeoutBehavior/cancelAndWait``). The errors
+    /// are those of the `any Error` awaits, and untyped for the same reason: two of them.
     ///
-    /// - Throws: ``OperationFailure/timedOut`` when the time ran out first;
-    ///   ``OperationFailure/cancelled`` when the awaiting task was cancelled first.
+    /// - Throws: ``OperationTimeoutError`` when the time ran out first; `CancellationError` when
+    ///   the awaiting task was cancelled first.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait; the operation is not cancelled. When the time
     /// is up, the operation is cancelled. No timer outlives the await.
-    public func waitForCompletion(within limit: TimeLimit) async throws(OperationFailure<Never>) {
-        try await OperationWaiter.waitForCompletion(
-            of: base, onTaskCancellation: .stopWaiting, limit: limit)
+    public func waitForCompletion(within limit: TimeLimit) async throws {
+        try await OperationWaiter.waitForCompletion(of: base, onTaskCancellation: .stopWaiting, limit: limit)
     }
 }
 
@@ -288,12 +288,12 @@ extension OperationWaiter {
         in queue: OperationQueue? = nil,
         onTaskCancellation: TaskCancellation,
         limit: TimeLimit
-    ) async throws(OperationFailure<Never>) {
+    ) async throws {
         let timeout = limit.makeWaitTimeout()
         let finished = await waitForFinish(
             of: operation, in: queue, onTaskCancellation: onTaskCancellation, timeout: timeout)
-        if timeout.fired { throw .timedOut }
-        if !finished { throw .cancelled }
+        if timeout.fired { throw OperationTimeoutError() }
+        if !finished { throw CancellationError() }
     }
 }
 

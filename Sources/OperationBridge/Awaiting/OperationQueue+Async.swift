@@ -206,23 +206,23 @@ extension OperationQueue {
     /// Runs any operation on this queue and returns once it has finished, within `limit`.
     ///
     /// As ``runUntilFinished(_:)``; when the time is up first, the operation is cancelled (the
-    /// package's operations as timed out) and the call throws ``OperationFailure/timedOut``.
+    /// package's operations as timed out) and the call throws an ``OperationTimeoutError``.
     ///
     /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
     ///   operation is cancelled as timed out and the call returns at once
     ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
     ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
-    /// - Throws: ``OperationFailure/timedOut`` when the time ran out first;
-    ///   ``OperationFailure/cancelled`` when the awaiting task was cancelled before the operation
-    ///   started.
+    /// - Throws: ``OperationTimeoutError`` when the time ran out first; `CancellationError` when
+    ///   the awaiting task was cancelled before the operation started. Untyped, as the `any Error`
+    ///   awaits: it throws one of two errors.
     ///
     /// ## Cancellation
     /// As ``runUntilFinished(_:)``: cancelling the awaiting task cancels the operation.
     public func runUntilFinished(
         _ operation: Operation,
         within limit: TimeLimit
-    ) async throws(OperationFailure<Never>) {
+    ) async throws {
         admitOwned(operation)
         try await OperationWaiter.waitForCompletion(
             of: operation, in: self, onTaskCancellation: .cancelOperation, limit: limit)

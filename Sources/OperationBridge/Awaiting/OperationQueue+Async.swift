@@ -17,10 +17,13 @@ extension OperationQueue {
     ///   ``TimeoutRepresentable``, otherwise `Failure.cancellation` with the operation timed out
     ///   (``Bridge/isTimedOut`` tells the two apart).
     ///
-    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
-    ///   operation is cancelled as timed out and the call returns at once
-    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
-    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
+    /// - Parameters:
+    ///   - operation: The operation to run; one already in a queue, started or finished is only
+    ///     awaited.
+    ///   - limit: A time limit (see ``TimeLimit``): when the time is up first, the operation is
+    ///     cancelled as timed out and the call returns at once
+    ///     (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///     (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// The awaiting task owns the operation: cancelling the task cancels the operation, and the
@@ -48,10 +51,13 @@ extension OperationQueue {
     ///   a result; the ``UpstreamFailedError`` when an upstream failure kept it from running; an
     ///   ``OperationTimeoutError`` when the time limit ran out first.
     ///
-    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
-    ///   operation is cancelled as timed out and the call returns at once
-    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
-    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
+    /// - Parameters:
+    ///   - operation: The operation to run; one already in a queue, started or finished is only
+    ///     awaited.
+    ///   - limit: A time limit (see ``TimeLimit``): when the time is up first, the operation is
+    ///     cancelled as timed out and the call returns at once
+    ///     (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///     (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task cancels the operation, and the task gets the operation's own
@@ -90,10 +96,13 @@ extension OperationQueue {
     ///   ``OperationFailure/upstreamFailed(_:)``, or ``OperationFailure/timedOut`` when the time
     ///   limit ran out first.
     ///
-    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
-    ///   operation is cancelled as timed out and the call returns at once
-    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
-    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
+    /// - Parameters:
+    ///   - operation: The operation to run; one already in a queue, started or finished is only
+    ///     awaited.
+    ///   - limit: A time limit (see ``TimeLimit``): when the time is up first, the operation is
+    ///     cancelled as timed out and the call returns at once
+    ///     (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///     (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// The awaiting task owns the operation: cancelling it cancels the operation, and the call
@@ -137,10 +146,13 @@ extension OperationQueue {
     /// limit runs out first, the call returns `nil` and the operation is timed out
     /// (``Bridge/isTimedOut``).
     ///
-    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
-    ///   operation is cancelled as timed out and the call returns at once
-    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
-    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
+    /// - Parameters:
+    ///   - operation: The operation to run; one already in a queue, started or finished is only
+    ///     awaited.
+    ///   - limit: A time limit (see ``TimeLimit``): when the time is up first, the operation is
+    ///     cancelled as timed out and the call returns at once
+    ///     (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///     (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// The awaiting task owns the operation: cancelling it cancels the operation; the call
@@ -164,10 +176,13 @@ extension OperationQueue {
     ///   out, or stopped by an upstream failure, and its `Failure` cannot express that; see
     ///   ``CancellationRepresentable``, ``TimeoutRepresentable`` and ``Bridge/upstreamFailure``).
     ///
-    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
-    ///   operation is cancelled as timed out and the call returns at once
-    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
-    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
+    /// - Parameters:
+    ///   - operation: The operation to run; one already in a queue, started or finished is only
+    ///     awaited.
+    ///   - limit: A time limit (see ``TimeLimit``): when the time is up first, the operation is
+    ///     cancelled as timed out and the call returns at once
+    ///     (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///     (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task cancels the operation. If it has not started, the call
@@ -208,10 +223,13 @@ extension OperationQueue {
     /// As ``runUntilFinished(_:)``; when the time is up first, the operation is cancelled (the
     /// package's operations as timed out) and the call throws an ``OperationTimeoutError``.
     ///
-    /// - Parameter limit: A time limit (see ``TimeLimit``): when the time is up first, the
-    ///   operation is cancelled as timed out and the call returns at once
-    ///   (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
-    ///   (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
+    /// - Parameters:
+    ///   - operation: The operation to run; one already in a queue, started or finished is only
+    ///     awaited.
+    ///   - limit: A time limit (see ``TimeLimit``): when the time is up first, the operation is
+    ///     cancelled as timed out and the call returns at once
+    ///     (``TimeoutBehavior/cancelAndReturn``) or once the work has ended
+    ///     (``TimeoutBehavior/cancelAndWait``). No timer outlives the call.
     ///
     /// - Throws: ``OperationTimeoutError`` when the time ran out first; `CancellationError` when
     ///   the awaiting task was cancelled before the operation started. Untyped, as the `any Error`

@@ -90,7 +90,7 @@ public struct OperationCondition: Sendable {
 
 extension Bridge where Base: AsyncOperation {
     /// Attaches `condition`: the operation runs only once it holds, checked after the
-    /// dependencies have finished and before ``main()``.
+    /// dependencies have finished and before ``AsyncOperation/main()``.
     ///
     /// A failed condition finishes the operation without running it: ``conditionFailure`` names
     /// the condition, and a result operation stores it as its failure where its `Failure` can

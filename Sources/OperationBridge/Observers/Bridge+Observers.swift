@@ -118,7 +118,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// }
     /// ```
     ///
-    /// The result is `nil` when the operation ended without one (see ``result``).
+    /// The result is `nil` when the operation ended without one (see ``AsyncResultOperation/result``).
     ///
     /// ## Cancellation and threading
     /// Called exactly once, also for an operation that was cancelled or never ran; observing
@@ -132,7 +132,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     }
 
     /// Calls `handler` on the main actor with the operation's result once it has finished; see
-    /// ``whenFinished(on:_:)-(_,(Result<Success,Failure>?)->Void)``.
+    /// ``whenFinished(on:_:)-(_,(Result<Base.Success,Base.Failure>?)->Void)``.
     ///
     /// ## Cancellation and threading
     /// As the variant with a target; `handler` is isolated to the main actor.

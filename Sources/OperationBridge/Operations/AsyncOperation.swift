@@ -231,8 +231,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// to a queue yourself from a fresh one. An override that does not call `super` hides that;
     /// see <doc:Misuse>.
     ///
-    /// An operation that is delayed (``delayStart(by:clock:)``), paused (``pause()``), or whose
-    /// conditions (``addCondition(_:)``) have not passed yet is not ready; a cancelled one is.
+    /// An operation that is delayed (``Bridge/delayStart(by:clock:)``), paused (``Bridge/pause()``), or whose
+    /// conditions (``Bridge/addCondition(_:)``) have not passed yet is not ready; a cancelled one is.
     ///
     /// On Linux the package's operations heal a wake-up their queue lost when you add them with
     /// your own `addOperation(_:)` while a dependency finishes on another thread, as Linux's queue
@@ -825,7 +825,7 @@ extension Bridge where Base: AsyncOperation {
     /// ## Cancellation and threading
     /// When the time is up, `cancel()` is called (a subclass's override included) from a timer
     /// thread; as for any cancellation, the operation finishes when its work notices it and calls
-    /// ``finish()`` — dependents never start while the work still runs, and the queue slot stays
+    /// ``AsyncOperation/finish()`` — dependents never start while the work still runs, and the queue slot stays
     /// taken until then. The timer is stopped when the operation finishes: none outlives it. Safe
     /// from any thread.
     ///

@@ -82,7 +82,7 @@ enum ReportingTaskBody<Success: Sendable, Failure: Error>: Sendable {
 
 extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendable {
     /// Returns a new operation that runs `body` on this operation's success value, handing it the
-    /// new operation's progress to report on; see ``then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``.
+    /// new operation's progress to report on; see ``then(_:)->ChainedTaskOperation<Base.Success,Output,NewFailure>``.
     ///
     /// ```swift
     /// let resized = download.then(totalUnitCount: 3) { (image: Image, progress) async -> [Image] in

@@ -158,7 +158,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     }
 
     /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
-    /// value; see ``then(_:)->ChainedTaskOperation<Success,Output,NewFailure>``. The step's
+    /// value; see ``then(_:)->ChainedTaskOperation<Base.Success,Output,NewFailure>``. The step's
     /// `Failure` is `Never`: awaiting it answers an optional, `nil` when `body` did not run
     /// (the step was cancelled before it started, or this operation failed). Cancelling the
     /// step cancels the `Task` running `body`. Safe to call from any thread.

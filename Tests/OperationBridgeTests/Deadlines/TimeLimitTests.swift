@@ -101,7 +101,9 @@ struct TimeLimitTests {
         #expect(clock.pendingSleepers == 0)
     }
 
-    @Test("runUntilFinished(_:within:): a plain operation held back past the limit is cancelled, and the call throws OperationTimeoutError")
+    @Test(
+        "runUntilFinished(_:within:): a plain operation held back past the limit is cancelled, and the call throws OperationTimeoutError"
+    )
     func runUntilFinishedWithinALimit() async throws {
         let clock = TestClock()
         let queue = OperationQueue()
@@ -145,4 +147,3 @@ struct TimeLimitTests {
         await #expect(throws: SlowServiceError.timedOut) { try await again.value }
     }
 }
-

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// One observer's calls never overlap and arrive in the order of the events, whatever the target
 /// (even a concurrent queue). To run a closure isolated to the main actor, use the variants
-/// without `on:` (``Bridge/whenFinished(_:)-(MainActor()->Void)``).
+/// without `on:` (`bridge.whenFinished(_:)`).
 ///
 /// ## Cancellation and threading
 /// A value: safe to share. A suspended `OperationQueue` delays the calls until it resumes.

@@ -112,7 +112,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
 
     /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
     /// value, handing it the new operation's progress; see
-    /// ``then(totalUnitCount:_:)->ChainedTaskOperation<Success,Output,NewFailure>``. Awaiting the
+    /// ``then(totalUnitCount:_:)->ChainedTaskOperation<Base.Success,Output,NewFailure>``. Awaiting the
     /// step answers `nil` when `body` did not run. Cancelling the step cancels the `Task` running
     /// `body`. Safe to call from any thread.
     public func then<Output: Sendable>(

@@ -121,7 +121,7 @@ final class DownloadOperation: AsyncResultOperation<Data, DownloadError>, @unche
         self.server = server
     }
 
-    /// Reports the kilobytes received on its ``operationProgress``, out of the file's size.
+    /// Reports the kilobytes received on its `bridge.operationProgress`, out of the file's size.
     override func main() {
         bridge.operationProgress.totalUnitCount = Int64(file.kilobytes ?? 0)
         server.download(file, for: self) { [self] kilobytes in

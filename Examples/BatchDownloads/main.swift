@@ -85,7 +85,7 @@ do throws(DownloadError) {
     print("  downloads still running: \(allOrNothing.filter { !$0.isFinished }.count)")
 }
 
-// 5. Live progress: each download reports the kilobytes it has received (its operationProgress);
+// 5. Live progress: each download reports the kilobytes it has received (its bridge.operationProgress);
 // an aggregate weighs each download by its size; the main actor — top-level code runs on it —
 // draws a bar from throttled snapshots until the downloads have finished.
 print("\nLive progress — OperationProgress(aggregating:) weighted by size, drawn from updates():")

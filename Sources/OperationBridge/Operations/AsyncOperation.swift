@@ -172,6 +172,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         lock.withCriticalSection { lifecycle.isFinished }
     }
 
+    /// For a chained step that ran without its input because the upstream that was to provide it
+    /// failed (``UpstreamFailurePolicy/runWithoutInput``): that failure. The error its dependents
+    /// see keeps it (``UpstreamFailedError/causedBy``). Thread-safe.
+    var missingInputCause: UpstreamFailedError? {
+        lock.withCriticalSection { rare?.missingInputCause }
+    }
+
+    /// Records `cause` as ``missingInputCause``: the step runs without its input because of it.
+    func recordMissingInputCause(_ cause: UpstreamFailedError) {
+        lock.withCriticalSection { rareState().missingInputCause = cause }
+    }
+
     /// Sets the running-time limit: see ``Bridge/limitRunningTime(to:clock:)``.
     final func setRunningTimeLimit<C: Clock<Duration>>(_ limit: Duration, clock: C) {
         let arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer = { action in

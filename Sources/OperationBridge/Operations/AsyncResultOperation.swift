@@ -265,13 +265,19 @@ extension AsyncResultOperation: ChainedInputProviding {
             return .notProvided
         case .failure(let error):
             guard Success.self is Input.Type else { return .notProvided }
+            // Stopped by an upstream failure that `Failure` cannot carry: pass on the cause itself,
+            // not what stands in for it (a cancellation failure), so that the root survives any
+            // `Failure`. A failure that carries it is passed on as reported, with the cause.
+            if let stoppedBy = bridge.upstreamFailure, !FailureConversion.canExpressUpstreamFailure(Failure.self) {
+                return .unavailable(upstreamError(.failed(stoppedBy)))
+            }
             if cancelled { return .unavailable(upstreamError(.cancelled)) }
             // Cancelled by its failed condition, the result is only the cancellation failure.
             if isCancelled, let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
             return .unavailable(upstreamError(.failed(error)))
         case nil:
             guard Success.self is Input.Type else { return .notProvided }
-            if let upstream = bridge.upstreamFailure { return .unavailable(upstreamError(.failed(upstream))) }
+            if let stoppedBy = bridge.upstreamFailure { return .unavailable(upstreamError(.failed(stoppedBy))) }
             if let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
             guard cancelled else { return .notProvided }
             return .unavailable(upstreamError(.cancelled))

@@ -50,6 +50,15 @@ enum FailureConversion {
         cancellation(as: Failure.self) != nil
     }
 
+    /// Whether `Failure` can say "the upstream failed": it adopts
+    /// ``UpstreamFailureRepresentable``, or an ``UpstreamFailedError`` converts to it (it is
+    /// `UpstreamFailedError` or a supertype such as `any Error`). The cancellation failure does
+    /// not count: it would read as a cancellation.
+    static func canExpressUpstreamFailure<Failure: Error>(_: Failure.Type) -> Bool {
+        if Failure.self is any UpstreamFailureRepresentable.Type { return true }
+        return UpstreamFailedError(upstreamType: "", reason: .noInput) as? Failure != nil
+    }
+
     /// `error` as a `Failure`: through ``UpstreamFailureRepresentable``, a plain cast, or — when
     /// neither works — the cancellation failure. `nil` when `Failure` can express none of them.
     static func upstreamFailure<Failure: Error>(

@@ -23,11 +23,29 @@ import Foundation
 /// ```
 ///
 /// ## When the upstream failed
-/// If the upstream the input would come from failed or was cancelled, the operation does not
-/// run ``AsyncOperation/main()`` with a missing input (the classic class did). Following
-/// ``upstreamFailurePolicy`` (default ``UpstreamFailurePolicy/fail``) it finishes with a
-/// failure built from ``UpstreamFailedError``; set ``UpstreamFailurePolicy/runWithoutInput``
-/// to keep the classic behaviour. With no upstream at all, `main()` runs with `input == nil`.
+/// If the upstream the input would come from failed or was cancelled, ``upstreamFailurePolicy``
+/// decides, and its default follows what `Failure` can express:
+/// - `Failure` can say "the upstream failed" (it adopts ``UpstreamFailureRepresentable``, or is
+///   `any Error`): the operation does not run ``AsyncOperation/main()``; it finishes with a
+///   failure built from ``UpstreamFailedError`` (``UpstreamFailurePolicy/fail``).
+/// - Otherwise — classic code, with its own error enum: ``AsyncOperation/main()`` runs with
+///   `input == nil`, as with the hand-copied class, and the subclass reports its own failure
+///   (``UpstreamFailurePolicy/runWithoutInput``). It always ends with a result of its own, and
+///   is not cancelled.
+///
+/// Set ``upstreamFailurePolicy`` to choose the other behaviour. With no upstream at all,
+/// `main()` runs with `input == nil`.
+///
+/// ```swift
+/// enum TitleError: Error { case canceled, missingInputURL }   // says nothing of upstreams
+/// final class FetchTitleOperation: ChainedAsyncResultOperation<URL, String, TitleError>, … {
+///     override func main() {
+///         guard let input else { return finish(with: .failure(.missingInputURL)) }
+///         …
+///     }
+/// }
+/// // After a failed unfurl: main() runs, result == .failure(.missingInputURL).
+/// ```
 ///
 /// ## Cancellation and threading
 /// As for ``AsyncResultOperation``. A cancelled operation does not resolve its input.
@@ -38,7 +56,8 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     // Safety: guarded by the inherited `lock`.
     private var storedInput: Input?
     private var typedUpstream: (any ChainedInputProviding)?
-    private var storedPolicy: UpstreamFailurePolicy = .fail
+    /// `nil` until set: the default then follows `Failure` (``defaultUpstreamFailurePolicy``).
+    private var storedPolicy: UpstreamFailurePolicy?
 
     /// Creates an operation with a fixed input, or one taken from an upstream when `nil`.
     public init(input: Input? = nil) {
@@ -58,11 +77,22 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
         lock.withCriticalSection { storedInput }
     }
 
-    /// What to do when the upstream failed or was cancelled. Defaults to
-    /// ``UpstreamFailurePolicy/fail``. Set it before the operation starts. Thread-safe.
+    /// What to do when the upstream failed or was cancelled. Set it before the operation
+    /// starts. Thread-safe.
+    ///
+    /// Until set, it reads the default, which follows what `Failure` can express (see
+    /// ``UpstreamFailurePolicy``): ``UpstreamFailurePolicy/fail`` when `Failure` adopts
+    /// ``UpstreamFailureRepresentable`` or is `any Error`, ``UpstreamFailurePolicy/runWithoutInput``
+    /// — the classic behaviour — otherwise.
     public var upstreamFailurePolicy: UpstreamFailurePolicy {
-        get { lock.withCriticalSection { storedPolicy } }
+        get { lock.withCriticalSection { storedPolicy } ?? defaultUpstreamFailurePolicy }
         set { lock.withCriticalSection { storedPolicy = newValue } }
+    }
+
+    /// The policy until one is set: the classic behaviour unless `Failure` can say "the upstream
+    /// failed". ``ChainedTaskOperation``, whose closure cannot run without its input, skips.
+    var defaultUpstreamFailurePolicy: UpstreamFailurePolicy {
+        .classicDefault(for: Failure.self)
     }
 
     /// Takes the input from `upstream`'s success value, and makes this operation depend on it.
@@ -102,7 +132,11 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
 
     override func prepareToRun() -> Bool {
         guard case .unavailable(let error) = resolveInput() else { return true }
-        if upstreamFailurePolicy == .runWithoutInput { return true }
+        if upstreamFailurePolicy == .runWithoutInput {
+            // Kept for the dependents: a failure of this step follows the one upstream.
+            recordMissingInputCause(error)
+            return true
+        }
         finishWithoutRunning(reporting: error, onlyIfPending: false)
         return false
     }

@@ -7,6 +7,9 @@ import Foundation
 final class RareState: @unchecked Sendable {
     /// Why the operation finished without running, when an upstream failure was the reason.
     var upstreamFailure: UpstreamFailedError?
+    /// Why a chained step ran without its input: the failure of the upstream that was to provide
+    /// it (``UpstreamFailurePolicy/runWithoutInput``).
+    var missingInputCause: UpstreamFailedError?
     /// Why the operation finished without running, when a condition failed.
     var conditionFailure: ConditionFailedError?
     /// Arms the running-time limit set with `limitRunningTime(to:clock:)`, if any.

@@ -12,15 +12,17 @@ import Foundation
 /// the batch helpers all use it.
 ///
 /// ## Failures
-/// A step that fails (a failure result, or cancelled) stops the steps that depend on it, under
-/// ``PipelineFailurePolicy/cancelDependents``; under ``PipelineFailurePolicy/cancelAll`` it also
-/// cancels every step that does not depend on it. A stopped step does not run and reports the
-/// failure that stopped it — the root cause, passed on unchanged through any number of glue
-/// operations: the package's operations finish with ``Bridge/upstreamFailure`` (and, where
-/// their `Failure` can express it, a result saying so); other operations can only be cancelled,
-/// and the scheduler remembers the cause for their own dependents. Chained steps that take their
-/// input from the failed step are left to report it themselves (their
-/// ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
+/// A step that fails (a failure result, or cancelled) stops the package's steps that depend on
+/// it, under ``PipelineFailurePolicy/cancelDependents``; under ``PipelineFailurePolicy/cancelAll``
+/// it also cancels every step that does not depend on it, and the dependents that are not the
+/// package's. A stopped step does not run and finishes with ``Bridge/upstreamFailure``
+/// (and, where its `Failure` can express it, a result saying so): the root cause, passed on
+/// unchanged through any number of glue operations. Operations that are not the package's keep
+/// Foundation's semantics under ``PipelineFailurePolicy/cancelDependents``: they run once their
+/// dependencies have finished, whatever the outcome, and their own code decides; the scheduler
+/// remembers the cause they ran after, and stops the package's steps behind them with it.
+/// Chained steps that take their input from the failed step are left to report it themselves
+/// (their ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
 ///
 /// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks` and
 /// `waitersAbandoned` — is only touched while holding `lock`; queue calls, cancellations and
@@ -95,7 +97,8 @@ final class GraphScheduler: @unchecked Sendable {
                 return nil
             }
         }
-        let machine = GraphStateMachine(dependencies: dependencies, failurePolicy: failurePolicy)
+        let machine = GraphStateMachine(
+            dependencies: dependencies, foreign: unique.map { !($0 is AsyncOperation) }, failurePolicy: failurePolicy)
         if let cycle = machine.nodesOnCycles() {
             throw .dependencyCycle(operations: cycle.map { unique[$0] })
         }
@@ -147,7 +150,9 @@ final class GraphScheduler: @unchecked Sendable {
                 dependency.isFinished ? nil : index[ObjectIdentifier(dependency)]
             }
         }
-        let cycle = GraphStateMachine(dependencies: dependencies, failurePolicy: .cancelDependents).nodesOnCycles()
+        let cycle = GraphStateMachine(
+            dependencies: dependencies, foreign: all.map { _ in false }, failurePolicy: .cancelDependents
+        ).nodesOnCycles()
         return cycle.map { $0.map { all[$0] } }
     }
 
@@ -440,6 +445,13 @@ struct GraphStateMachine {
 
     /// For each node, the nodes that depend on it.
     let dependents: [[Int]]
+    /// For each node, whether its operation is not the package's: it runs whatever its
+    /// dependencies' outcome, as Foundation runs it, unless a policy or ``cancelAll()`` cancels it.
+    private let foreign: [Bool]
+    /// For each node not the package's, the cause of the first failure among its dependencies
+    /// (direct, or passed on through other such nodes): it runs anyway, and passes the cause on
+    /// when it finishes.
+    private var inherited: [UpstreamFailedError?]
     private var remaining: [Int]
     /// For each node, whether one of its finished dependencies was found finished rather than
     /// observed finishing (see `GraphScheduler.nodeFinished(_:observed:)`).
@@ -452,7 +464,7 @@ struct GraphStateMachine {
     /// The first node that failed on its own while the run had not been cancelled as a whole.
     private(set) var firstFailure: (node: Int, reason: UpstreamFailedError.Reason)?
 
-    init(dependencies: [[Int]], failurePolicy: PipelineFailurePolicy) {
+    init(dependencies: [[Int]], foreign: [Bool], failurePolicy: PipelineFailurePolicy) {
         var dependents = Array(repeating: [Int](), count: dependencies.count)
         var remaining = Array(repeating: 0, count: dependencies.count)
         for (node, nodeDependencies) in dependencies.enumerated() {
@@ -462,6 +474,8 @@ struct GraphStateMachine {
             }
         }
         self.dependents = dependents
+        self.foreign = foreign
+        self.inherited = Array(repeating: nil, count: dependencies.count)
         self.remaining = remaining
         self.hasUnobservedFinish = Array(repeating: false, count: dependencies.count)
         self.phase = Array(repeating: .waiting, count: dependencies.count)
@@ -508,16 +522,18 @@ struct GraphStateMachine {
         unfinishedCount -= 1
         var action = Action()
         if let failure {
-            // A step the scheduler stopped passes on the cause it was stopped with, unchanged.
-            let cause = marks[node]?.cause ?? failure.causeForDependents
-            let isRoot = marks[node] == nil && failure.isOwnFailure
+            // A step the scheduler stopped passes on the cause it was stopped with, unchanged, and
+            // so does one not the package's that ran after a failure.
+            let cause = marks[node]?.cause ?? inherited[node] ?? failure.causeForDependents
+            let isRoot = marks[node] == nil && inherited[node] == nil && failure.isOwnFailure
             if isRoot && !cancelledAll {
                 if firstFailure == nil { firstFailure = (node, failure.reason) }
                 if failurePolicy == .cancelAll { cancelEverythingElse(becauseOf: node, cause: cause, into: &action) }
             }
-            for dependent in dependents[node] where !failure.handledBy.contains(dependent) {
-                mark(dependent, .stopped(cause: cause), into: &action)
-            }
+            passOn(cause, from: node, except: failure.handledBy, into: &action)
+        } else if let cause = inherited[node] {
+            // Not the package's, it ran after a failure and succeeded: the cause goes on through it.
+            passOn(cause, from: node, except: [], into: &action)
         }
         let markedHere = Set(action.cancel).union(action.stop.map(\.node))
         for dependent in dependents[node] {
@@ -535,6 +551,20 @@ struct GraphStateMachine {
             }
         }
         return action
+    }
+
+    /// Hands `cause` to the dependents of `node`, but those in `handled` (which report it
+    /// themselves): the package's steps are stopped with it; the others inherit it, and run.
+    private mutating func passOn(
+        _ cause: UpstreamFailedError, from node: Int, except handled: [Int], into action: inout Action
+    ) {
+        for dependent in dependents[node] where !handled.contains(dependent) {
+            if foreign[dependent] {
+                if inherited[dependent] == nil { inherited[dependent] = cause }
+            } else {
+                mark(dependent, .stopped(cause: cause), into: &action)
+            }
+        }
     }
 
     /// Cancels everything unfinished, and launches every waiting node so that it finishes.

@@ -24,11 +24,16 @@ import Foundation
 ///
 /// ## Failures
 /// By default (``PipelineFailurePolicy/cancelDependents``) a failed step — a failure result, or
-/// cancelled — stops the steps that depend on it, transitively, and the others go on. A stopped
-/// step does not run: the package's operations report the failure (``Bridge/upstreamFailure``,
-/// and their result where their `Failure` can express it) and are not cancelled; other operations
-/// are cancelled. ``PipelineFailurePolicy/cancelAll`` also cancels every step that does not
-/// depend on the failed one.
+/// cancelled — stops the package's steps that depend on it, transitively, and the others go on.
+/// A stopped step does not run: it reports the failure (``Bridge/upstreamFailure``, and
+/// its result where its `Failure` can express it) and is not cancelled. Operations that are not
+/// the package's (a `BlockOperation`, your own `Operation` subclass) run after their
+/// dependencies whatever the outcome, as Foundation runs them; the failure passes through them to
+/// the package's steps behind them. A classic chained step whose input provider failed applies
+/// its own ``ChainedAsyncResultOperation/upstreamFailurePolicy`` (by default, for an error enum
+/// that cannot say "the upstream failed", `main()` runs with `input == nil`).
+/// ``PipelineFailurePolicy/cancelAll`` also cancels every step that does not depend on the failed
+/// one, and the dependents that are not the package's.
 ///
 /// ## Cancellation
 /// ``cancel()``, or cancelling a task awaiting ``value(of:)-(AsyncResultOperation<Success,Failure>)``, ``outcome(of:)`` or

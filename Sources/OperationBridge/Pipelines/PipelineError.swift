@@ -20,12 +20,20 @@ public enum PipelineError: Error, CustomStringConvertible {
 /// What a ``Pipeline`` does when one of its steps fails (ends with a failure result, or is
 /// cancelled).
 public enum PipelineFailurePolicy: Sendable {
-    /// Stop the steps that depend on the failed one (transitively); the other steps go on. A
-    /// stopped step does not run: the package's operations report the failure
-    /// (``Bridge/upstreamFailure``) and are not cancelled; other operations are
-    /// cancelled. A ``ChainedAsyncResultOperation`` whose input comes from the failed step
+    /// Stop the package's steps that depend on the failed one (transitively); the other steps go
+    /// on. A stopped step does not run: it reports the failure where it started
+    /// (``Bridge/upstreamFailure``, and its result where its `Failure` can say so) and is
+    /// not cancelled. A ``ChainedAsyncResultOperation`` whose input comes from the failed step
     /// applies its own ``ChainedAsyncResultOperation/upstreamFailurePolicy``. The default.
+    ///
+    /// Operations that are not the package's (a `BlockOperation`, an `Operation` subclass of
+    /// your own) keep Foundation's semantics: they run once their dependencies have finished,
+    /// whatever the outcome, and their own code decides — the "all downloads finished" aggregate
+    /// runs and sees the failed download. The failure still passes through them: the package's
+    /// steps behind them are stopped with the same root cause.
     case cancelDependents
-    /// Stop the dependents as above, and cancel every other step that has not finished.
+    /// Stop the dependents as above, and cancel every other step that has not finished —
+    /// operations that are not the package's included, whether they depend on the failed step
+    /// or not.
     case cancelAll
 }

@@ -16,9 +16,11 @@ import Foundation
 ///
 /// ## Missing input
 /// When the upstream failed or was cancelled, the closure does not run: the operation finishes
-/// with the failure described by ``UpstreamFailedError`` (policy
-/// ``ChainedAsyncResultOperation/upstreamFailurePolicy``). When there is no input at all, it
-/// finishes with ``UpstreamFailedError/Reason/noInput`` in the same way.
+/// with the failure described by ``UpstreamFailedError`` — its
+/// ``ChainedAsyncResultOperation/upstreamFailurePolicy`` is ``UpstreamFailurePolicy/fail``
+/// whatever its `Failure`, since the closure cannot run without its input (under
+/// ``UpstreamFailurePolicy/runWithoutInput`` it finishes the same way). When there is no input
+/// at all, it finishes with ``UpstreamFailedError/Reason/noInput`` in the same way.
 ///
 /// ## Cancellation, priority and task-local values
 /// As for ``TaskOperation``: cancelled before it starts, the closure never runs; cancelled while
@@ -71,7 +73,10 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
     /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
     public override func main() {
         guard let input else {
-            let missing = UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
+            // The upstream's failure when there was one (the policy was `.runWithoutInput`).
+            let missing =
+                missingInputCause
+                ?? UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
             return finishWithoutRunning(reporting: missing, onlyIfPending: false)
         }
         body.progress?.workStarted(by: self)
@@ -79,6 +84,9 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
     }
 
     override var bodyProgress: OperationProgress? { body.progress }
+
+    /// The closure cannot run without its input: skip, whatever `Failure` can express.
+    override var defaultUpstreamFailurePolicy: UpstreamFailurePolicy { .fail }
 }
 
 /// The closure of a ``ChainedTaskOperation``, kept in the form it was written in (see

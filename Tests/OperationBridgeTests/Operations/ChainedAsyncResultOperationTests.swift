@@ -209,14 +209,18 @@ struct ChainedAsyncResultOperationTests {
         #expect(observed.state == .finished)
     }
 
+    /// Told to skip (`.fail`), a step whose `Failure` can say "cancelled" but not "the upstream
+    /// failed" stands in with its cancellation failure — not cancelled, the cause kept.
     @Test(arguments: UpstreamEnding.allCases, [FailureKind.cancellationError, .representable])
     func otherwiseTheCancellationFailureIsReported(upstream: UpstreamEnding, kind: FailureKind) async throws {
         let observed: PolicyObservation
         switch kind {
         case .cancellationError:
-            observed = await runDownstream(of: upstream, connection: .typed, failure: CancellationError.self)
+            observed = await runDownstream(
+                of: upstream, connection: .typed, failure: CancellationError.self, policy: .fail)
         case .representable:
-            observed = await runDownstream(of: upstream, connection: .typed, failure: RepresentableError.self)
+            observed = await runDownstream(
+                of: upstream, connection: .typed, failure: RepresentableError.self, policy: .fail)
         case .anyError, .plain:
             Issue.record("not a case of this test")
             return
@@ -225,18 +229,20 @@ struct ChainedAsyncResultOperationTests {
         #expect(observed.mainCalls == 0)
         #expect(observed.state.isFinished)
         #expect(!observed.state.isExecuting)
+        #expect(!observed.state.isCancelled)
+        #expect(observed.upstreamCause != nil)
     }
 
-    /// Only a real cancellation reads as one: a step stopped by its upstream has no result when
+    /// Only a real cancellation reads as one: a step told to skip (`.fail`) has no result when
     /// its `Failure` can express nothing, is not cancelled, and keeps the cause.
     @Test(arguments: UpstreamEnding.allCases, Connection.allCases)
     func withNothingExpressibleTheOperationEndsWithoutResultKeepingTheCause(
         upstream: UpstreamEnding,
         connection: Connection
     ) async throws {
-        let observed = await runDownstream(of: upstream, connection: connection, failure: PlainError.self) {
-            _ in nil
-        }
+        let observed = await runDownstream(
+            of: upstream, connection: connection, failure: PlainError.self, policy: .fail
+        ) { _ in nil }
         #expect(observed.ending == .noResult)
         #expect(observed.mainCalls == 0)
         #expect(observed.state == .finished)
@@ -259,8 +265,21 @@ struct ChainedAsyncResultOperationTests {
         #expect(chained.mainCalls.value == 1)
     }
 
-    @Test func theDefaultPolicyIsFail() {
-        #expect(ChainedProbe<Int, PlainError>(body: Self.passThrough(.boom(0))).upstreamFailurePolicy == .fail)
+    /// By default a step whose `Failure` cannot say "the upstream failed" runs as the classic
+    /// class did (ClassicChainedStepTests has the matrix).
+    @Test(arguments: UpstreamEnding.allCases, Connection.allCases)
+    func byDefaultAClassicFailureRunsWithoutInput(upstream: UpstreamEnding, connection: Connection) async throws {
+        let observed = await runDownstream(of: upstream, connection: connection, failure: PlainError.self)
+        #expect(observed.ending == .unexpected(.success(-1)))
+        #expect(observed.mainCalls == 1)
+        #expect(observed.state == .finished)
+        #expect(observed.upstreamCause == nil)
+    }
+
+    @Test func theDefaultPolicyFollowsFailure() {
+        #expect(
+            ChainedProbe<Int, PlainError>(body: Self.passThrough(.boom(0))).upstreamFailurePolicy == .runWithoutInput)
+        #expect(ChainedProbe<Int, any Error>(body: Self.passThrough(PlainError.boom(0))).upstreamFailurePolicy == .fail)
     }
 
     @Test func aCancelledChainedOperationDoesNotResolveItsInput() async throws {
@@ -361,11 +380,13 @@ struct ChainedAsyncResultOperationTests {
         of upstream: UpstreamEnding,
         connection: Connection,
         failure _: Failure.Type,
+        policy: UpstreamFailurePolicy? = nil,
         upstreamError: (Result<Int, Failure>?) -> UpstreamFailedError? = { _ in nil }
     ) async -> PolicyObservation {
         let queue = OperationQueue()
         let head = Self.makeUpstream(upstream)
         let chained = ChainedProbe<Int, Failure>(body: { .success($0 ?? -1) })
+        if let policy { chained.upstreamFailurePolicy = policy }
         connect(chained, to: head, connection)
         queue.addOperationsWithoutWaiting([head, chained])
 
@@ -417,6 +438,7 @@ struct ChainedAsyncResultOperationTests {
         for connection in Connection.allCases {
             let upstream = CancellingUpstream()
             let chained = ChainedProbe<Int, PlainError>(body: Self.passThrough(.boom(0)))
+            chained.upstreamFailurePolicy = .fail
             upstream.victim = chained
             switch connection {
             case .typed: chained.takeInput(from: upstream)

@@ -73,17 +73,21 @@ private final class HandFinishedOperation: AsyncResultOperation<Int, StepError>,
     }
 }
 
-/// An operation whose `cancel()` blocks until the test opens a gate: it holds the thread that
-/// cancels it, so the test can act while that thread is in the middle of stopping dependents. (Not
-/// one of the package's operations: those are stopped without `cancel()`.)
-private final class SlowToCancelOperation: BlockOperation, @unchecked Sendable {
-    let cancelling = Trigger()
-    let release = Gate()
+/// A failure type whose conversion of an upstream failure blocks until the test opens a gate:
+/// a step of this type, stopped by an upstream failure, holds the thread that stops it, so the
+/// test can act while that thread is in the middle of stopping dependents. (Only the package's
+/// steps are stopped under the default policy, without `cancel()`; the conversion is the user
+/// code that runs on that thread.) Used by one test only: the gate is the type's.
+private enum SlowToStopError: Error, UpstreamFailureRepresentable {
+    case upstream(UpstreamFailedError)
 
-    override func cancel() {
-        super.cancel()
-        cancelling.fire()
+    static let stopping = Trigger()
+    static let release = Gate()
+
+    static func upstreamFailed(_ error: UpstreamFailedError) -> SlowToStopError {
+        stopping.fire()
         release.blockingWait()
+        return .upstream(error)
     }
 }
 
@@ -114,8 +118,8 @@ struct PipelineFailurePolicyTests {
         // Dependents, transitively, never run and report the failure — not a cancellation.
         #expect(graph.plain.rootCause == .planned(0))
         #expect(!graph.plain.isCancelled)
-        // A `BlockOperation` can only be cancelled; the failure goes on through it.
-        #expect(graph.glue.isCancelled)
+        // A `BlockOperation` is not the package's: it runs, as Foundation runs it.
+        #expect(!graph.glue.isCancelled)
         #expect(pipeline.firstFailure?.operation === graph.failing)
         #expect(pipeline.firstFailure?.index == 2)
         // The chained dependent reports the failure in its own type…
@@ -129,7 +133,7 @@ struct PipelineFailurePolicyTests {
         #expect(cause as? StepError == .planned(0))
         // …and, having failed, stops its own dependents with the same root cause.
         #expect(graph.afterChained.rootCause == .planned(0))
-        #expect(graph.log.all.isEmpty)
+        #expect(graph.log.all == ["glue"])
         // The independent branch and the step finished earlier are untouched.
         #expect(graph.earlier.result == .success(100))
         #expect(graph.branchHead.result == .success(10))
@@ -203,14 +207,14 @@ struct PipelineFailurePolicyTests {
     }
 
     @Test func aDependentIsCancelledBeforeItIsQueuedEvenWhenItsLastDependencyFinishesMeanwhile() async throws {
-        // `failing` fails on thread A, which cancels its dependents one after the other: first
-        // `slow` (whose `cancel()` holds thread A), then `dependent`. Meanwhile `other`, the
+        // `failing` fails on thread A, which stops its dependents one after the other: first
+        // `slow` (whose failure type holds thread A), then `dependent`. Meanwhile `other`, the
         // last dependency of `dependent`, finishes on thread B, which queues `dependent`. It
-        // must not run: it was marked cancelled when `failing` failed.
+        // must not run: it was marked stopped when `failing` failed.
         let queue = OperationQueue()
         let failing = HandFinishedOperation()
         let other = HandFinishedOperation()
-        let slow = SlowToCancelOperation()
+        let slow = TaskOperation { () async throws(SlowToStopError) -> Int in 0 }
         slow.addDependency(failing)
         let ran = Guarded(false)
         let dependent = TaskOperation { () async throws(StepError) -> Int in
@@ -224,10 +228,10 @@ struct PipelineFailurePolicyTests {
         await failing.started.wait()
         await other.started.wait()
         failing.finishElsewhere(with: .failure(.planned(0)))
-        await slow.cancelling.wait()
+        await SlowToStopError.stopping.wait()
         other.finishElsewhere(with: .success(2))
         try await dependent.bridge.waitForCompletion()
-        slow.release.open()
+        SlowToStopError.release.open()
         try await pipeline.waitForCompletion()
         #expect(!ran.current)
         #expect(dependent.rootCause == .planned(0))

@@ -271,16 +271,17 @@ enum RequestContext {
     @Test func aFailureThroughGlue() async throws {
         let queue = OperationQueue()
         let fetch = FetchNumberOperation(-1)  // fails with .notFound
-        let glue = BlockOperation { print("glue") }
+        let glue = BlockOperation { print("glue") }  // not the package's: it runs, as Foundation runs it
         glue.addDependency(fetch)
         let store = TaskOperation { () async throws -> Int in 1 }
-        store.addDependency(glue)  // does not take an input: the pipeline stops it
+        store.addDependency(glue)  // the package's step after it: the pipeline stops it
         let pipeline = try Pipeline([fetch, glue, store], on: queue)
         try await pipeline.waitForCompletion()
         print(store.bridge.upstreamFailure?.rootFailure as Any)  // Optional(FetchError.notFound)
         print(pipeline.firstFailure as Any)  // Step 0 (FetchNumberOperation) failed: notFound
         #expect(store.bridge.upstreamFailure?.rootFailure as? FetchError == .notFound)
         #expect(!store.isCancelled)
+        #expect(!glue.isCancelled)
     }
 
     @Test func aCycleThroughAnOutsideOperation() throws {

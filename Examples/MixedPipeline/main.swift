@@ -71,10 +71,11 @@ let url = try await hello.pipeline.value(of: hello.publish)  // throws(PublishEr
 print("  published at \(url)")
 hello.printSteps()
 
-// 2. A failure in the middle: `render` fails. The purge that depends on it never runs (a
-// BlockOperation can only be cancelled); `publish`, which takes its input from it, reports the
-// failure in its own typed result — `.upstream(…)`, not a cancellation; `check links`, which does
-// not depend on it, goes on.
+// 2. A failure in the middle: `render` fails. The purge that depends on it is a legacy
+// BlockOperation, not the package's: it still runs, as Foundation runs it, after its dependencies
+// whatever their outcome; `publish`, which takes its input from `render`, reports the failure in
+// its own typed result — `.upstream(…)`, not a cancellation; `check links`, which does not depend
+// on it, goes on.
 print("\n2. broken-draft — a failure in the middle")
 let broken = try Publication(slug: "broken-draft", cms: cms, queue: queue)
 do {

@@ -170,7 +170,7 @@ private struct GraphPlan {
                         ? index - 1 - Int.random(in: 0..<min(index, 8), using: &generator)
                         : Int.random(in: 0..<index, using: &generator)
                     // In exact mode a chained step's other dependencies are foreign operations,
-                    // whose failure cancels it (the policy is then unambiguous).
+                    // whose failure (or one they pass on) stops it (the policy is then unambiguous).
                     if step.kind.isChained && !chaos && steps[dependency].kind != .block { continue }
                     if !step.dependencies.contains(dependency) { step.dependencies.append(dependency) }
                 }
@@ -209,7 +209,7 @@ private struct GraphPlan {
         /// It did not run: cancelled.
         case cancelled
         /// It did not run because a step it depends on failed, and reports that failure (a
-        /// `BlockOperation` can only be cancelled). `upstreamWasCancelled` tells whether the failed
+        /// `BlockOperation` runs instead, as Foundation runs it). `upstreamWasCancelled` tells whether the failed
         /// step ended cancelled, when only its input step failed; `nil` when other dependencies
         /// failed too (which one stopped it first depends on timing).
         case upstreamFailed(upstreamWasCancelled: Bool?)
@@ -238,12 +238,20 @@ private struct GraphPlan {
     }
 
     /// The outcome of every step under `.cancelDependents` without mid-run cancellations.
+    ///
+    /// A `BlockOperation` is not the package's: after a failed dependency it still runs, as
+    /// Foundation runs it, and passes the failure on to the steps after it.
     func expectedOutcomes() -> [Expected] {
         var expected: [Expected] = []
+        // Whether the step failed, or ran after a failure and passes it on (a `BlockOperation`).
+        var passesFailureOn: [Bool] = []
         for (index, step) in steps.enumerated() {
-            let failedDependencies = step.dependencies.filter { expected[$0].failed && $0 != step.input }
+            let failedDependencies = step.dependencies.filter { passesFailureOn[$0] && $0 != step.input }
+            defer { passesFailureOn.append(expected[index].failed || !failedDependencies.isEmpty) }
             if step.cancelledBeforeStart {
                 expected.append(.cancelled)
+            } else if !failedDependencies.isEmpty && step.kind == .block {
+                expected.append(.succeeded(index))
             } else if !failedDependencies.isEmpty {
                 expected.append(.upstreamFailed(upstreamWasCancelled: nil))
             } else if let input = step.input, expected[input].failed {

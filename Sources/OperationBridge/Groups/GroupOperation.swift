@@ -103,6 +103,9 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     /// ``OperationProgress/foundationProgress``. Cancelling it cancels the group. Thread-safe.
     public var progress: Progress { progressHandedOut.foundationProgress }
 
+    /// The package's own step: a failed dependency stops it, whatever `Failure` can say.
+    override var skipsAfterUpstreamFailure: Bool { true }
+
     override func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
         OperationProgress(children: children, finished: finished, cancelled: cancelled)
     }

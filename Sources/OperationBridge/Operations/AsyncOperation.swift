@@ -699,6 +699,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// queue reports progress; the package's own markers do not.
     var countsTowardQueueProgress: Bool { true }
 
+    /// Whether a ``Pipeline``, a results sequence or a ``GroupOperation`` stops the operation
+    /// without running it when a step it depends on failed, reporting the cause
+    /// (``Bridge/upstreamFailure``). Only where the type says it can report that: the package's
+    /// own steps, and result operations whose `Failure` can say "the upstream failed". Any other
+    /// subclass — a classic `AsyncOperation`, a result operation with a legacy error enum — runs
+    /// after its dependencies whatever their outcome, as Foundation runs it, and its own code
+    /// decides (Design.md, "Classic semantics by default").
+    var skipsAfterUpstreamFailure: Bool { false }
+
     /// The progress the operation's closure reports on, kept with the closure (a ``TaskOperation``
     /// or ``ChainedTaskOperation`` made with a `totalUnitCount`); `nil` for other operations,
     /// whose progress is made on first use. Never changes; read it without holding `lock`.

@@ -189,6 +189,12 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         return { self.setResultLocked(.failure(failure)) }
     }
 
+    /// Where `Failure` can say "the upstream failed" (``UpstreamFailureRepresentable``,
+    /// `any Error`): the result then says why the operation did not run.
+    override var skipsAfterUpstreamFailure: Bool {
+        FailureConversion.canExpressUpstreamFailure(Failure.self)
+    }
+
     override var finishedUnsuccessfully: Bool {
         switch result {
         case .success: false

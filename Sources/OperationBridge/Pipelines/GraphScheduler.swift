@@ -98,7 +98,10 @@ final class GraphScheduler: @unchecked Sendable {
             }
         }
         let machine = GraphStateMachine(
-            dependencies: dependencies, foreign: unique.map { !($0 is AsyncOperation) }, failurePolicy: failurePolicy)
+            dependencies: dependencies,
+            foreign: unique.map { !(($0 as? AsyncOperation)?.skipsAfterUpstreamFailure ?? false) },
+            outcomeOfItsOwn: unique.map { $0 is any FailureReporting },
+            failurePolicy: failurePolicy)
         if let cycle = machine.nodesOnCycles() {
             throw .dependencyCycle(operations: cycle.map { unique[$0] })
         }
@@ -151,7 +154,8 @@ final class GraphScheduler: @unchecked Sendable {
             }
         }
         let cycle = GraphStateMachine(
-            dependencies: dependencies, foreign: all.map { _ in false }, failurePolicy: .cancelDependents
+            dependencies: dependencies, foreign: all.map { _ in false }, outcomeOfItsOwn: all.map { _ in false },
+            failurePolicy: .cancelDependents
         ).nodesOnCycles()
         return cycle.map { $0.map { all[$0] } }
     }
@@ -452,6 +456,10 @@ struct GraphStateMachine {
     /// (direct, or passed on through other such nodes): it runs anyway, and passes the cause on
     /// when it finishes.
     private var inherited: [UpstreamFailedError?]
+    /// For each node, whether its operation has an outcome of its own (a result operation): one
+    /// that ran after a failure and succeeded has recovered, and does not pass the cause on. A
+    /// glue operation, which has no outcome, does.
+    private let outcomeOfItsOwn: [Bool]
     private var remaining: [Int]
     /// For each node, whether one of its finished dependencies was found finished rather than
     /// observed finishing (see `GraphScheduler.nodeFinished(_:observed:)`).
@@ -464,7 +472,7 @@ struct GraphStateMachine {
     /// The first node that failed on its own while the run had not been cancelled as a whole.
     private(set) var firstFailure: (node: Int, reason: UpstreamFailedError.Reason)?
 
-    init(dependencies: [[Int]], foreign: [Bool], failurePolicy: PipelineFailurePolicy) {
+    init(dependencies: [[Int]], foreign: [Bool], outcomeOfItsOwn: [Bool], failurePolicy: PipelineFailurePolicy) {
         var dependents = Array(repeating: [Int](), count: dependencies.count)
         var remaining = Array(repeating: 0, count: dependencies.count)
         for (node, nodeDependencies) in dependencies.enumerated() {
@@ -475,6 +483,7 @@ struct GraphStateMachine {
         }
         self.dependents = dependents
         self.foreign = foreign
+        self.outcomeOfItsOwn = outcomeOfItsOwn
         self.inherited = Array(repeating: nil, count: dependencies.count)
         self.remaining = remaining
         self.hasUnobservedFinish = Array(repeating: false, count: dependencies.count)
@@ -531,8 +540,9 @@ struct GraphStateMachine {
                 if failurePolicy == .cancelAll { cancelEverythingElse(becauseOf: node, cause: cause, into: &action) }
             }
             passOn(cause, from: node, except: failure.handledBy, into: &action)
-        } else if let cause = inherited[node] {
-            // Not the package's, it ran after a failure and succeeded: the cause goes on through it.
+        } else if let cause = inherited[node], !outcomeOfItsOwn[node] {
+            // A glue operation ran after a failure: the cause goes on through it. (A result
+            // operation that succeeded after one has recovered: its dependents run.)
             passOn(cause, from: node, except: [], into: &action)
         }
         let markedHere = Set(action.cancel).union(action.stop.map(\.node))

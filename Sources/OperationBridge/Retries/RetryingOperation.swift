@@ -170,6 +170,9 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     }
 
     /// Makes and awaits the attempts. Called by `start()`; do not call it yourself.
+    /// The package's own step: a failed dependency stops it, whatever `Failure` can say.
+    override var skipsAfterUpstreamFailure: Bool { true }
+
     public override func main() {
         runAttachedTask { [self] in
             await runAttempts()

@@ -85,6 +85,9 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
 
     override var bodyProgress: OperationProgress? { body.progress }
 
+    /// The package's own step: a failed dependency stops it, whatever `Failure` can say.
+    override var skipsAfterUpstreamFailure: Bool { true }
+
     /// The closure cannot run without its input: skip, whatever `Failure` can express.
     override var defaultUpstreamFailurePolicy: UpstreamFailurePolicy { .fail }
 }

@@ -84,6 +84,9 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
     }
 
     override var bodyProgress: OperationProgress? { body.progress }
+
+    /// The package's own step: a failed dependency stops it, whatever `Failure` can say.
+    override var skipsAfterUpstreamFailure: Bool { true }
 }
 
 extension TaskOperation where Failure == Never {

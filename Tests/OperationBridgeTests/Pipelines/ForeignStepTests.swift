@@ -39,6 +39,40 @@ private final class DownloadsFinishedAggregate: Operation, @unchecked Sendable {
     }
 }
 
+/// A classic step with a legacy error enum: it can say neither "cancelled" nor "upstream failed".
+private final class ClassicLegacyStep: AsyncResultOperation<Int, ClassicLegacyStep.Error>, @unchecked Sendable {
+    enum Error: Swift.Error, Equatable {
+        case notFound
+    }
+
+    let runs = Guarded(0)
+
+    override func main() {
+        runs.withLock { $0 += 1 }
+        finish(with: .success(10))
+    }
+}
+
+/// A classic step whose enum can say "cancelled", as the articles write it, but not "upstream
+/// failed".
+private final class ClassicCancellableStep: AsyncResultOperation<Int, ClassicCancellableStep.Error>,
+    @unchecked Sendable
+{
+    enum Error: Swift.Error, Equatable, CancellationRepresentable {
+        case canceled
+        case offline
+        static var cancellation: Error { .canceled }
+    }
+
+    override func main() {
+        finish(with: .success(20))
+    }
+
+    override func cancel() {
+        cancel(with: .canceled)
+    }
+}
+
 /// Item 2 of issue 35: wherever the package schedules them, operations that are not the
 /// package's run after their dependencies whatever their outcome, as Foundation runs them; only
 /// the package's own steps skip with the root cause, which still passes through them.
@@ -79,6 +113,25 @@ struct ForeignStepTests {
         try await Self.run(downloads + [aggregate], scheduling)
         #expect(reported.all == [false])
         #expect(!aggregate.isCancelled)
+    }
+
+    @Test(
+        "Classic result operations run after a failed step: every one ends with a result, none reads as cancelled",
+        arguments: Scheduling.allCases)
+    func classicResultOperationsRunAfterAFailedStep(scheduling: Scheduling) async throws {
+        let root = GatedResultOperation<Int, StepError>(.failure(.planned(5)))
+        let legacy = ClassicLegacyStep()
+        let cancellable = ClassicCancellableStep()
+        legacy.addDependency(root)
+        cancellable.addDependency(root)
+        // A package step after a classic step that succeeded: the classic step recovered, so it runs.
+        let after = legacy.bridge.then { (value: Int) async throws(StepError) -> Int in value + 1 }
+        try await Self.run([root, legacy, cancellable, after], scheduling)
+        #expect(legacy.result == .success(10))
+        #expect(cancellable.result == .success(20))
+        #expect(!legacy.isCancelled && !cancellable.isCancelled)
+        #expect(legacy.runs.current == 1)
+        #expect(after.result == .success(11))
     }
 
     @Test(

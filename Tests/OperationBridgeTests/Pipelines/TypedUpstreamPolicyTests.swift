@@ -14,7 +14,10 @@ import Testing
         }
     }
 
-    @Test func aFailedDependencyThatIsNotTheTypedUpstreamStopsTheStep() async throws {
+    /// `CancellationError` cannot say "the upstream failed": the classic step has not opted in to
+    /// being stopped, so it runs as Foundation runs it, with the input it takes (Design.md,
+    /// "Classic semantics by default").
+    @Test func aFailedDependencyThatIsNotTheTypedUpstreamLetsAClassicStepRun() async throws {
         let queue = OperationQueue()
         let input = ControlledOperation<Int, CancellationError>(.success(21))
         let other = ControlledOperation<Int, CancellationError>(.failure(CancellationError()))
@@ -25,11 +28,24 @@ import Testing
         other.addDependency(input)  // `other` fails after `input` succeeded
         let pipeline = try Pipeline([input, other, step], on: queue, failurePolicy: .cancelDependents)
         try await pipeline.waitForCompletion()
-        // `CancellationError` cannot name the upstream: the result is its cancellation value,
-        // the operation is not cancelled, and the cause is kept.
+        #expect(!step.isCancelled)
+        #expect(step.ran.all == [21])
+        #expect(step.result.map { try? $0.get() } == 42)
+        #expect(step.bridge.upstreamFailure == nil)
+    }
+
+    /// A step whose `Failure` can say so is stopped, and reports the failure, not a cancellation.
+    @Test func aFailedDependencyThatIsNotTheTypedUpstreamStopsAStepThatCanSaySo() async throws {
+        let queue = OperationQueue()
+        let input = ControlledOperation<Int, any Error>(.success(21))
+        let other = ControlledOperation<Int, any Error>(.failure(CancellationError()))
+        let step = ChainedTaskOperation<Int, Int, any Error>(inputFrom: input) { value in value * 2 }
+        step.addDependency(other)
+        other.addDependency(input)
+        let pipeline = try Pipeline([input, other, step], on: queue, failurePolicy: .cancelDependents)
+        try await pipeline.waitForCompletion()
         #expect(!step.isCancelled)
         #expect(step.bridge.upstreamFailure?.upstreamType.contains("ControlledOperation") == true)
-        #expect(step.ran.all.isEmpty)
         #expect(input.result.map { try? $0.get() } == 21)
     }
 

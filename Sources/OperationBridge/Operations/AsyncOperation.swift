@@ -391,9 +391,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         case .beginExecuting:
             checkGatePassedBeforeRunning()
             willChangeValue(forKey: "isExecuting")
-            let (finishRequested, timeLimit) = lock.withCriticalSection {
+            let (finishRequested, timeLimit, keys) = lock.withCriticalSection {
                 defer { rare?.post(.started) }
-                return (lifecycle.enteredExecuting(), rare?.armTimeLimit)
+                return (lifecycle.enteredExecuting(), rare?.armTimeLimit, rare?.gate?.grantedRequest)
             }
             didChangeValue(forKey: "isExecuting")
             if finishRequested {
@@ -403,7 +403,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             countTowardQueueProgress()
             if let timeLimit { armTimeLimit(timeLimit) }
             if prepareToRun() {
-                main()
+                if let keys {
+                    // The operation holds its keys: its own work enters them again rather than
+                    // waiting for itself (`ExclusivityHolds`).
+                    ExclusivityHolds.$held.withValue(HeldGrant(keys, outer: nil)) { main() }
+                } else {
+                    main()
+                }
             }
         }
     }
@@ -516,16 +522,26 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     final func runAttachedTask(_ work: @escaping @Sendable () async -> Void) {
         // The queue is let go of before the work starts: from its first line, the operation is
         // running, and only its task is kept (see `Holdings`).
-        let queue = QueueSlots.queueRunning(self, admitted: takeAdmittedQueue())
+        let (admitted, keys) = takeAdmittedQueue()
+        let queue = QueueSlots.queueRunning(self, admitted: admitted)
         let ownQualityOfService = qualityOfService
         let qualityOfService =
             ownQualityOfService == .default ? (queue?.qualityOfService ?? .default) : ownQualityOfService
         // Detached: an operation started by hand from async code must not hand that code's
         // task-local values (or its actor) to the work, exactly as when a queue starts it. The
-        // only value bound is the package's own: the queue whose slot the work holds.
+        // only values bound are the package's own: the queue whose slot the work holds, and the
+        // exclusivity keys the operation holds (its work enters them again, `ExclusivityHolds`).
         let priority = TaskPriority(qualityOfService)
         let task: Task<Void, Never>
-        if let queue {
+        if let keys {
+            let held = queue.map(ObjectIdentifier.init)
+            let grant = HeldGrant(keys, outer: nil)
+            task = Self.startDetachedTask(priority: priority) {
+                await QueueSlots.$held.withValue(held) {
+                    await ExclusivityHolds.$held.withValue(grant, operation: work)
+                }
+            }
+        } else if let queue {
             let held = ObjectIdentifier(queue)
             task = Self.startDetachedTask(priority: priority) {
                 await QueueSlots.$held.withValue(held, operation: work)
@@ -776,8 +792,10 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Takes ``admittedQueue``: the operation's async work is starting. Thread-safe.
-    private func takeAdmittedQueue() -> OperationQueue? {
-        lock.withCriticalSection { exchange(&admittedQueueLocked, with: nil) }
+    ///
+    /// - Returns: The queue, and the exclusivity request whose keys the operation holds, if any.
+    private func takeAdmittedQueue() -> (OperationQueue?, ExclusivityRequest?) {
+        lock.withCriticalSection { (exchange(&admittedQueueLocked, with: nil), rare?.gate?.grantedRequest) }
     }
 
     /// Ends the wait `id` with `false`, unless it has already ended.

@@ -184,10 +184,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         lock.withCriticalSection { rareState().missingInputCause = cause }
     }
 
-    /// Sets the running-time limit: see ``Bridge/limitRunningTime(to:clock:)``.
-    final func setRunningTimeLimit<C: Clock<Duration>>(_ limit: Duration, clock: C) {
+    /// Sets the running-time limit: see ``Bridge/limitRunningTime(to:clock:)``. `afterTimeOut`
+    /// runs once the limit has timed the operation out (a retry moving on from a stubborn attempt).
+    final func setRunningTimeLimit<C: Clock<Duration>>(
+        _ limit: Duration,
+        clock: C,
+        afterTimeOut: (@Sendable () -> Void)? = nil
+    ) {
         let arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer = { action in
-            DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock, action)
+            DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock) {
+                action()
+                afterTimeOut?()
+            }
         }
         // The limit replaced is dropped after the lock: its clock may be a class of the caller's,
         // whose `deinit` is not to run inside the lock.
@@ -201,7 +209,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
         withExtendedLifetime(replaced) {}
         guard armNow else { return }
-        if limit <= .zero { timeOut() } else { armTimeLimit(arm) }
+        if limit <= .zero {
+            timeOut()
+            afterTimeOut?()
+        } else {
+            armTimeLimit(arm)
+        }
     }
 
     /// Starts the running-time limit `arm` (``RareState/armTimeLimit``), unless the operation is

@@ -144,7 +144,7 @@ struct GroupsAndConditionsSnippets {
             // In migration's body: entered at once, not waited for.
             try await withExclusiveAccess(to: "schema") { store.withLock { $0.append("compact") } }
         }
-        migration.addCondition(.mutuallyExclusive("schema"))
+        migration.bridge.addCondition(.mutuallyExclusive("schema"))
         try await queue.run(migration)
         #expect(store.current == ["compact"])
     }

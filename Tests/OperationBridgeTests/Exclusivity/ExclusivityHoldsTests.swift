@@ -31,7 +31,7 @@ struct ExclusivityHoldsTests {
         let operation = TaskOperation { () async throws -> Int in
             try await withExclusiveAccess(to: key) { 7 }
         }
-        operation.addCondition(.mutuallyExclusive(key))
+        operation.bridge.addCondition(.mutuallyExclusive(key))
         #expect(try await OperationQueue().run(operation) == 7)
         try await withExclusiveAccess(to: key) {}  // released
     }
@@ -41,7 +41,7 @@ struct ExclusivityHoldsTests {
         let key = ExclusivityKey.unique("classic")
         let entered = Gate()
         let operation = ReentrantClassicOperation(key: key, entered: entered)
-        operation.addCondition(.mutuallyExclusive(key))
+        operation.bridge.addCondition(.mutuallyExclusive(key))
         try await OperationQueue().runUntilFinished(operation)
         #expect(entered.hasOpened)
     }
@@ -74,8 +74,8 @@ struct ExclusivityHoldsTests {
         let second = KeyHolderOperation("second outsider", keys: [key], holders: holders)
         _ = first.isReady
         _ = second.isReady
-        #expect(first.pendingDiagnostics.contains("first in line"))
-        #expect(second.pendingDiagnostics.contains("1 waiting ahead"))
+        #expect(first.bridge.pendingDiagnostics.contains("first in line"))
+        #expect(second.bridge.pendingDiagnostics.contains("1 waiting ahead"))
         queue.addOperationsWithoutWaiting([second, first])
         release.open()
         try await holder.value
@@ -104,7 +104,7 @@ struct ExclusivityHoldsTests {
         let holders = KeyHolders()
         let outsider = KeyHolderOperation("outsider", keys: [key], holders: holders)
         _ = outsider.isReady
-        #expect(outsider.pendingDiagnostics.contains("held by a task in withExclusiveAccess at"))
+        #expect(outsider.bridge.pendingDiagnostics.contains("held by a task in withExclusiveAccess at"))
         let queue = OperationQueue()
         queue.addOperation(outsider)
         releaseEscaped.open()
@@ -129,11 +129,11 @@ struct ExclusivityHoldsTests {
         waiter.name = "vacuum"
         queue.addOperation(waiter)
         _ = waiter.isReady
-        let text = waiter.pendingDiagnostics
+        let text = waiter.bridge.pendingDiagnostics
         #expect(text.contains("KeyHolderOperation 'vacuum': pending (not started)"))
         #expect(text.contains("for exclusivity key '\(key)': held by KeyHolderOperation 'migration' for "))
         #expect(text.contains("first in line"))
-        #expect(holder.pendingDiagnostics.contains("holds exclusivity key '\(key)' for "))
+        #expect(holder.bridge.pendingDiagnostics.contains("holds exclusivity key '\(key)' for "))
         holderGate.open()
         try await queue.runUntilFinished(waiter)
     }

@@ -311,14 +311,14 @@ struct RetryingOperationTests {
         }
         // Every attempt still runs, none ended: the retrying operation moved on from each, and
         // ends timed out with the last one's failure.
-        await #expect(throws: FlakyError.timedOut) { try await retrying.value }
-        try await retrying.waitForCompletion()
+        await #expect(throws: FlakyError.timedOut) { try await retrying.bridge.value }
+        try await retrying.bridge.waitForCompletion()
         #expect(retrying.failedAttempts.map(\.failure) == [.timedOut, .timedOut, .timedOut])
         let stubborn = attempts.all
-        #expect(stubborn.allSatisfy { $0.isTimedOut && $0.isExecuting })
+        #expect(stubborn.allSatisfy { $0.bridge.isTimedOut && $0.isExecuting })
         // Nothing is lost: each abandoned attempt ends once its work does, and keeps the timeout.
         release.open()
-        for attempt in stubborn { try await attempt.waitForCompletion() }
+        for attempt in stubborn { try await attempt.bridge.waitForCompletion() }
         #expect(stubborn.allSatisfy { $0.result == .failure(.timedOut) })
         #expect(clock.pendingSleepers == 0)
     }
@@ -346,7 +346,7 @@ struct RetryingOperationTests {
             clock.advance(by: .milliseconds(100))
             gates[number - 1].open()  // only now may the retrying operation move on
         }
-        await #expect(throws: FlakyError.timedOut) { try await retrying.value }
+        await #expect(throws: FlakyError.timedOut) { try await retrying.bridge.value }
         #expect(previousEnded.all == [true, true])
         #expect(attempts.all.allSatisfy { $0.isFinished && $0.result == .failure(.timedOut) })
         #expect(clock.pendingSleepers == 0)

@@ -4,6 +4,10 @@ extension Bridge {
     /// A description of why the operation has not finished: its state, what the package knows of
     /// its queue (suspended? every slot in use?), and its unfinished dependencies with theirs.
     ///
+    /// An operation that waits for its exclusivity keys (``OperationCondition/mutuallyExclusive(_:)``)
+    /// says, for each key, who holds it and since when, and how many wait ahead of it; one that
+    /// holds keys says which, and since when.
+    ///
     /// Use it when an await seems stuck — or let the package print it for you: with the
     /// environment variable `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS=<seconds>` set, every await of the
     /// package that lasts longer than that writes this description to standard error.
@@ -26,6 +30,9 @@ extension Operation {
     /// The text of ``Bridge/pendingDiagnostics``.
     var diagnosticReport: String {
         var lines = ["\(diagnosticName): \(diagnosticState)", "  queue: \(diagnosticQueue)"]
+        if let operation = self as? AsyncOperation, let request = operation.exclusivityRequest {
+            lines += ExclusivityCoordinator.shared.describe(request).map { "  \($0)" }
+        }
         let unfinished = dependencies.filter { !$0.isFinished }
         if !unfinished.isEmpty {
             let count =
@@ -92,9 +99,9 @@ extension OperationQueue {
     }
 }
 
-/// Logs awaits that last longer than `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS`, with the awaited
-/// operation's ``Bridge/pendingDiagnostics``, to standard error. Off (and free) when
-/// the variable is not set.
+/// Logs awaits that last longer than `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` to standard error: an
+/// operation's with its ``Bridge/pendingDiagnostics``, a wait for exclusivity keys
+/// with the keys, their holders and since when. Off (and free) when the variable is not set.
 enum StuckAwaitWatchdog {
     /// The threshold in seconds, read once from the environment; `nil` when unset or not positive.
     static let threshold: Double? = {
@@ -114,6 +121,23 @@ enum StuckAwaitWatchdog {
             let text =
                 "OperationBridge: an await has been waiting for more than \(threshold) s "
                 + "(OPERATIONBRIDGE_STUCK_AWAIT_SECONDS):\n\(operation.diagnosticReport)\n"
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+    }
+
+    /// Starts watching a task's wait for the keys of `request`
+    /// (``withExclusiveAccess(to:isolation:fileID:line:_:)-(ExclusivityKey...,_,_,_,_)``): a
+    /// ``DeadlineTimer`` to cancel when the wait ends, or `nil` when the watchdog is off.
+    static func watch(_ request: ExclusivityRequest) -> DeadlineTimer? {
+        guard let threshold else { return nil }
+        let clock = ContinuousClock()
+        return DeadlineTimer.schedule(at: clock.now + .seconds(threshold), on: clock) {
+            let lines = ExclusivityCoordinator.shared.describe(request, onlyIfWaiting: true)
+            guard !lines.isEmpty else { return }  // granted or withdrawn meanwhile
+            let text =
+                "OperationBridge: a wait for exclusivity has been waiting for more than \(threshold) s "
+                + "(OPERATIONBRIDGE_STUCK_AWAIT_SECONDS):\n\(request.holder)\n"
+                + lines.map { "  \($0)\n" }.joined()
             FileHandle.standardError.write(Data(text.utf8))
         }
     }

@@ -32,7 +32,7 @@ enum QueueSlots {
     /// its first suspension), which the operation holds no slot of.
     ///
     /// - Parameter admitted: The queue the package admitted `operation` to, if any (its
-    ///   `admittedQueue`, or what ``AsyncOperation/takeAdmittedQueue()`` took).
+    ///   `admittedQueue`, or the queue ``AsyncOperation/takeAdmittedQueue()`` took).
     static func queueRunning(_ operation: AsyncOperation, admitted: OperationQueue?) -> OperationQueue? {
         if let admitted { return admitted }
         if withUnsafeCurrentTask(body: { $0 != nil }) { return nil }

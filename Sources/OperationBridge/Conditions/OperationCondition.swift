@@ -70,7 +70,7 @@ public struct OperationCondition: Sendable {
     }
 
     /// Holds `key` while the operation runs: no other holder of `key` — operation or task (see
-    /// ``withExclusiveAccess(to:isolation:_:)-(ExclusivityKey...,_,_)``) — runs at the same time.
+    /// ``withExclusiveAccess(to:isolation:fileID:line:_:)-(ExclusivityKey...,_,_,_,_)``) — runs at the same time.
     ///
     /// The key is asked for once the dependencies and the other conditions have passed — when the
     /// operation is about to run, not when it is queued — and released when it finishes. Waiting

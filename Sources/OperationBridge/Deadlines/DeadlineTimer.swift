@@ -19,6 +19,8 @@ struct DeadlineTimer: Sendable {
         case continuous(TimerHeap<DispatchTimerClock<ContinuousClock>>.Entry)
         case suspending(TimerHeap<DispatchTimerClock<SuspendingClock>>.Entry)
         case task(Task<Void, Never>)
+        /// Fired by hand, not by a clock; cancelling it calls this.
+        case manual(@Sendable () -> Void)
     }
 
     /// The serial queue both heaps are woken on and run their actions on.
@@ -60,12 +62,19 @@ struct DeadlineTimer: Sendable {
         return DeadlineTimer(kind: .task(task))
     }
 
+    /// A timer fired by its owner rather than a clock (see `AttemptTimeUp`): `onCancel` runs when
+    /// it is cancelled.
+    static func manual(onCancel: @escaping @Sendable () -> Void) -> DeadlineTimer {
+        DeadlineTimer(kind: .manual(onCancel))
+    }
+
     /// Stops the timer. The action is not called afterwards, unless it is already running.
     func cancel() {
         switch kind {
         case .continuous(let entry): Self.continuousHeap.cancel(entry)
         case .suspending(let entry): Self.suspendingHeap.cancel(entry)
         case .task(let task): task.cancel()
+        case .manual(let onCancel): onCancel()
         }
     }
 }

@@ -9,6 +9,10 @@ import Foundation
 /// request is granted only when it is first in line for every key it names — so a steady stream
 /// of newcomers never overtakes an earlier waiter.
 ///
+/// A holder's own code may enter its grant again (``reenter(_:)``, see ``ExclusivityHolds``):
+/// the keys are then released once the holder *and* every re-entry have let go of them, so a
+/// re-entry never runs while another holder has the key.
+///
 /// Safety: the lines and every request's `state` are only touched while holding `lock`; grants
 /// are delivered after the lock is released.
 final class ExclusivityCoordinator: @unchecked Sendable {
@@ -54,9 +58,12 @@ final class ExclusivityCoordinator: @unchecked Sendable {
                 return (false, [])
             case .holding:
                 if onlyIfWaiting { return (false, []) }
-                request.state = .withdrawn
-                for key in request.keys { lines[key]?.holder = nil }
-                return (false, grantWaitersLocked(of: request.keys))
+                // Entered again by the holder's own code, still running: the last one out releases.
+                guard request.reentries == 0 else {
+                    request.ownerReleased = true
+                    return (false, [])
+                }
+                return (false, releaseLocked(request))
             case .waiting:
                 request.state = .withdrawn
                 request.onGrant = nil
@@ -76,6 +83,81 @@ final class ExclusivityCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Enters `request`'s grant again, for code that runs on behalf of its holder (see
+    /// ``ExclusivityHolds``). Returns whether it did: `false` once the keys were released (or were
+    /// never granted) — the caller must then ask for them like anyone else. Each successful call
+    /// is paired with one ``leaveReentry(_:)``.
+    func reenter(_ request: ExclusivityRequest) -> Bool {
+        lock.withCriticalSection {
+            guard request.state == .holding else { return false }
+            request.reentries += 1
+            return true
+        }
+    }
+
+    /// Ends one ``reenter(_:)``; releases the keys when the holder let go of them meanwhile and
+    /// this was the last re-entry. Grants the next waiters.
+    func leaveReentry(_ request: ExclusivityRequest) {
+        let grants = lock.withCriticalSection { () -> [(request: ExclusivityRequest, onGrant: @Sendable () -> Bool)] in
+            guard request.state == .holding, request.reentries > 0 else {
+                preconditionFailure("Internal inconsistency: an exclusivity re-entry left twice")
+            }
+            request.reentries -= 1
+            guard request.reentries == 0, request.ownerReleased else { return [] }
+            return releaseLocked(request)
+        }
+        deliver(grants)
+    }
+
+    /// Releases the keys `request` holds; returns the grants to deliver. Caller holds `lock`.
+    private func releaseLocked(
+        _ request: ExclusivityRequest
+    ) -> [(request: ExclusivityRequest, onGrant: @Sendable () -> Bool)] {
+        request.state = .withdrawn
+        for key in request.keys { lines[key]?.holder = nil }
+        return grantWaitersLocked(of: request.keys)
+    }
+
+    /// What `request` waits for, one line per key it names: who holds the key and since when, and
+    /// how many wait ahead of it — or what it holds, once granted (unless `onlyIfWaiting`). For
+    /// the stuck-await report.
+    func describe(_ request: ExclusivityRequest, onlyIfWaiting: Bool = false) -> [String] {
+        let now = ContinuousClock.now
+        return lock.withCriticalSection {
+            switch request.state {
+            case .new, .withdrawn:
+                return []
+            case .holding:
+                if onlyIfWaiting { return [] }
+                let since = request.grantedAt.map { " for \(Self.seconds($0.duration(to: now)))" } ?? ""
+                let keys = request.keys.map { "'\($0)'" }.joined(separator: ", ")
+                return ["holds exclusivity \(request.keys.count == 1 ? "key" : "keys") \(keys)\(since)"]
+            case .waiting:
+                let waited = Self.seconds(request.requestedAt.duration(to: now))
+                return request.keys.map { key in
+                    let line = lines[key]
+                    let holder: String
+                    if let owner = line?.holder {
+                        let since = owner.grantedAt.map { " for \(Self.seconds($0.duration(to: now)))" } ?? ""
+                        holder = "held by \(owner.holder.description)\(since)"
+                    } else {
+                        holder = "free"
+                    }
+                    let ahead = line?.count(before: request) ?? 0
+                    let queue = ahead == 0 ? "first in line" : "\(ahead) waiting ahead"
+                    return "waits \(waited) for exclusivity key '\(key)': \(holder); \(queue)"
+                }
+            }
+        }
+    }
+
+    /// "1.25 s".
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let value = Double(seconds) + Double(attoseconds) / 1e18
+        return "\((value * 100).rounded() / 100) s"
+    }
+
     private func line(for key: ExclusivityKey) -> ExclusivityLine {
         if let line = lines[key] { return line }
         let line = ExclusivityLine()
@@ -91,6 +173,7 @@ final class ExclusivityCoordinator: @unchecked Sendable {
         }
         for key in request.keys { line(for: key).holder = request }
         request.state = .holding
+        request.grantedAt = .now
         return true
     }
 
@@ -115,6 +198,7 @@ final class ExclusivityCoordinator: @unchecked Sendable {
                 lines[key]?.holder = first
             }
             first.state = .holding
+            first.grantedAt = .now
             first.onGrant = nil
             grants.append((first, onGrant))
         }
@@ -130,6 +214,12 @@ private final class ExclusivityLine {
     var head = 0
 
     var first: ExclusivityRequest? { head < waiters.count ? waiters[head] : nil }
+
+    /// How many requests wait ahead of `request` (all of them when it does not wait here).
+    func count(before request: ExclusivityRequest) -> Int {
+        let index = waiters[head...].firstIndex { $0 === request } ?? waiters.count
+        return index - head
+    }
 
     func remove(_ request: ExclusivityRequest) {
         if first === request {
@@ -147,7 +237,8 @@ private final class ExclusivityLine {
 
 /// One holder's request for a set of keys. Compared by identity.
 ///
-/// Safety: `state` and `onGrant` are only touched while holding the coordinator's lock.
+/// Safety: `state`, `onGrant`, `grantedAt`, `reentries` and `ownerReleased` are only touched
+/// while holding the coordinator's lock; the rest is immutable.
 final class ExclusivityRequest: @unchecked Sendable {
     enum State {
         /// Not asked yet.
@@ -165,8 +256,19 @@ final class ExclusivityRequest: @unchecked Sendable {
     var state = State.new
     /// Tells the holder of the grant, while it waits.
     var onGrant: (@Sendable () -> Bool)?
+    /// Who asks, for the stuck-await report.
+    let holder: ExclusivityHolder
+    /// When it was made, and when its keys were granted.
+    let requestedAt = ContinuousClock.now
+    var grantedAt: ContinuousClock.Instant?
+    /// How many re-entries by the holder's own code are running (see
+    /// ``ExclusivityCoordinator/reenter(_:)``).
+    var reentries = 0
+    /// Whether the holder let go of the keys while re-entries were running: the last one releases.
+    var ownerReleased = false
 
-    init(_ keys: [ExclusivityKey]) {
+    init(_ keys: [ExclusivityKey], holder: ExclusivityHolder) {
+        self.holder = holder
         if keys.count < 2 {
             self.keys = keys
         } else {

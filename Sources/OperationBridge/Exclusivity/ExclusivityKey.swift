@@ -13,7 +13,7 @@ import Foundation
 ///
 /// Keys are compared by name. The holders of one key take turns in the order they asked
 /// (FIFO), whether they are operations (see ``OperationCondition/mutuallyExclusive(_:)``) or
-/// tasks (see ``withExclusiveAccess(to:isolation:_:)-(ExclusivityKey...,_,_)``).
+/// tasks (see ``withExclusiveAccess(to:isolation:fileID:line:_:)-(ExclusivityKey...,_,_,_,_)``).
 ///
 /// ## Cancellation and threading
 /// A value: safe to use from any thread. Waiting for a key is cancellable: see the APIs that take one.

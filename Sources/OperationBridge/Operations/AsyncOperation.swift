@@ -184,10 +184,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         lock.withCriticalSection { rareState().missingInputCause = cause }
     }
 
-    /// Sets the running-time limit: see ``Bridge/limitRunningTime(to:clock:)``.
-    final func setRunningTimeLimit<C: Clock<Duration>>(_ limit: Duration, clock: C) {
+    /// Sets the running-time limit: see ``Bridge/limitRunningTime(to:clock:)``. `afterTimeOut`
+    /// runs once the limit has timed the operation out (a retry moving on from a stubborn attempt).
+    final func setRunningTimeLimit<C: Clock<Duration>>(
+        _ limit: Duration,
+        clock: C,
+        afterTimeOut: (@Sendable () -> Void)? = nil
+    ) {
         let arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer = { action in
-            DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock, action)
+            DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock) {
+                action()
+                afterTimeOut?()
+            }
         }
         // The limit replaced is dropped after the lock: its clock may be a class of the caller's,
         // whose `deinit` is not to run inside the lock.
@@ -201,7 +209,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
         withExtendedLifetime(replaced) {}
         guard armNow else { return }
-        if limit <= .zero { timeOut() } else { armTimeLimit(arm) }
+        if limit <= .zero {
+            timeOut()
+            afterTimeOut?()
+        } else {
+            armTimeLimit(arm)
+        }
     }
 
     /// Starts the running-time limit `arm` (``RareState/armTimeLimit``), unless the operation is
@@ -391,9 +404,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         case .beginExecuting:
             checkGatePassedBeforeRunning()
             willChangeValue(forKey: "isExecuting")
-            let (finishRequested, timeLimit) = lock.withCriticalSection {
+            let (finishRequested, timeLimit, keys) = lock.withCriticalSection {
                 defer { rare?.post(.started) }
-                return (lifecycle.enteredExecuting(), rare?.armTimeLimit)
+                return (lifecycle.enteredExecuting(), rare?.armTimeLimit, rare?.gate?.grantedRequest)
             }
             didChangeValue(forKey: "isExecuting")
             if finishRequested {
@@ -403,7 +416,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             countTowardQueueProgress()
             if let timeLimit { armTimeLimit(timeLimit) }
             if prepareToRun() {
-                main()
+                if let keys {
+                    // The operation holds its keys: its own work enters them again rather than
+                    // waiting for itself (`ExclusivityHolds`).
+                    ExclusivityHolds.$held.withValue(HeldGrant(keys, outer: nil)) { main() }
+                } else {
+                    main()
+                }
             }
         }
     }
@@ -516,16 +535,26 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     final func runAttachedTask(_ work: @escaping @Sendable () async -> Void) {
         // The queue is let go of before the work starts: from its first line, the operation is
         // running, and only its task is kept (see `Holdings`).
-        let queue = QueueSlots.queueRunning(self, admitted: takeAdmittedQueue())
+        let (admitted, keys) = takeAdmittedQueue()
+        let queue = QueueSlots.queueRunning(self, admitted: admitted)
         let ownQualityOfService = qualityOfService
         let qualityOfService =
             ownQualityOfService == .default ? (queue?.qualityOfService ?? .default) : ownQualityOfService
         // Detached: an operation started by hand from async code must not hand that code's
         // task-local values (or its actor) to the work, exactly as when a queue starts it. The
-        // only value bound is the package's own: the queue whose slot the work holds.
+        // only values bound are the package's own: the queue whose slot the work holds, and the
+        // exclusivity keys the operation holds (its work enters them again, `ExclusivityHolds`).
         let priority = TaskPriority(qualityOfService)
         let task: Task<Void, Never>
-        if let queue {
+        if let keys {
+            let held = queue.map(ObjectIdentifier.init)
+            let grant = HeldGrant(keys, outer: nil)
+            task = Self.startDetachedTask(priority: priority) {
+                await QueueSlots.$held.withValue(held) {
+                    await ExclusivityHolds.$held.withValue(grant, operation: work)
+                }
+            }
+        } else if let queue {
             let held = ObjectIdentifier(queue)
             task = Self.startDetachedTask(priority: priority) {
                 await QueueSlots.$held.withValue(held, operation: work)
@@ -785,8 +814,10 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Takes ``admittedQueue``: the operation's async work is starting. Thread-safe.
-    private func takeAdmittedQueue() -> OperationQueue? {
-        lock.withCriticalSection { exchange(&admittedQueueLocked, with: nil) }
+    ///
+    /// - Returns: The queue, and the exclusivity request whose keys the operation holds, if any.
+    private func takeAdmittedQueue() -> (OperationQueue?, ExclusivityRequest?) {
+        lock.withCriticalSection { (exchange(&admittedQueueLocked, with: nil), rare?.gate?.grantedRequest) }
     }
 
     /// Ends the wait `id` with `false`, unless it has already ended.

@@ -38,6 +38,12 @@ struct ReadinessGate {
         }
     }
 
+    /// The exclusivity request granted, once the gate has passed, if any.
+    var grantedRequest: ExclusivityRequest? {
+        if case .passed(let request) = stage { return request }
+        return nil
+    }
+
     /// What a cancellation stops: the check in progress, or the wait for the keys.
     var workToStop: GateWork? {
         switch stage {
@@ -121,7 +127,7 @@ extension AsyncOperation {
                     rare.gate?.stage = .passed(nil)
                     return .passed
                 }
-                let request = ExclusivityRequest(gate.keys)
+                let request = ExclusivityRequest(gate.keys, holder: .operation(WeakOperation(object: self)))
                 rare.gate?.stage = .waitingForKeys(request)
                 return .acquire(request)
             case .checking, .waitingForKeys, .passed, .failed:
@@ -209,6 +215,11 @@ extension AsyncOperation {
             "\(type(of: self)) was started before its conditions were checked: it was started by hand, or a "
                 + "condition was added after the operation was queued. Add conditions before adding the operation "
                 + "to a queue, and let the queue start it: it checks them first.")
+    }
+
+    /// The exclusivity request the operation waits with or holds its keys by, if any. Thread-safe.
+    var exclusivityRequest: ExclusivityRequest? {
+        lock.withCriticalSection { rare?.gate?.request }
     }
 
     /// Pauses the gate for ``pause()``: a wait for keys is given up (no key is held while paused)

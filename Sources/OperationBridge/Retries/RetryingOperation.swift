@@ -39,13 +39,26 @@ import Foundation
 ///   its `Failure.timeout` goes to `retryingWhen` like any failure; where `Failure` cannot
 ///   express a timeout, a timed-out attempt is always retried, and when it was the last one the
 ///   retrying operation ends timed out, without a result.
+/// - What happens to an attempt whose time is up but that ignores its cancellation is
+///   `onAttemptTimeout`'s choice, as for an await with a time limit (``TimeoutBehavior``). With
+///   ``TimeoutBehavior/cancelAndReturn`` (the default) the limit bounds the attempt: the retrying
+///   operation moves on at once — to the next attempt, or, after the last one, to its end, timed
+///   out — and leaves the cancelled attempt to end on its own. That attempt still runs until it
+///   notices the cancellation: the next attempt may run alongside it, the retrying operation may
+///   finish (and its dependents start) before it ends, and its slot stays taken until then (in
+///   the package's queue of attempts, which has no width limit — or in your queue, if you queued
+///   it). Nothing waits for it, and nothing it reports afterwards counts: its outcome was the
+///   timeout. With ``TimeoutBehavior/cancelAndWait``, each timed-out attempt is waited for until
+///   it has ended, so attempts never overlap and none outlives the retrying operation — but an
+///   attempt that ignores cancellation keeps it waiting for as long as it runs.
 /// - An attempt cancelled by anyone but the retrying operation is not retried: the retrying
 ///   operation ends cancelled, with the attempt's cancellation failure if it has one.
 ///
 /// ## Cancellation and time limits
 /// Cancelling the retrying operation (or the task that owns it, through `run`) cancels the
 /// running attempt, or ends the wait between two attempts at once, and makes no more attempts;
-/// it finishes once the running attempt has ended, so no attempt outlives it. To bound one
+/// it finishes once the running attempt has ended, so the running attempt does not outlive it
+/// (an earlier attempt given up on when its time was up may; see `onAttemptTimeout`). To bound one
 /// attempt, pass `attemptTimeLimit`; to bound all of them, backoff included, call
 /// ``Bridge/limitRunningTime(to:clock:)`` on the retrying operation or await it with a
 /// time limit: it then ends timed out.
@@ -58,10 +71,15 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     public let maxAttempts: Int
     /// The wait between a failed attempt and the next one. Immutable: safe from any thread.
     public let backoff: Backoff
+    /// What happens when an attempt runs out of its time limit: move on at once (the default), or
+    /// wait until the cancelled attempt has ended (see the type's documentation). Immutable: safe
+    /// from any thread.
+    public let onAttemptTimeout: TimeoutBehavior
     private let makeAttempt: @Sendable (Int) async -> AsyncResultOperation<Success, Failure>
     private let shouldRetry: @Sendable (Failure) -> Bool
     private let sleep: @Sendable (Duration) async throws -> Void
-    private let limitAttempt: (@Sendable (AsyncOperation) -> Void)?
+    /// Limits an attempt's running time; the closure passed runs once the limit timed it out.
+    private let limitAttempt: (@Sendable (AsyncOperation, _ afterTimeOut: @escaping @Sendable () -> Void) -> Void)?
     // Safety: guarded by the inherited `lock`.
     private var startedAttempts = 0
     private var failures: [OperationFailure<Failure>] = []
@@ -80,6 +98,9 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     ///     unless you pass another (a test clock, for example).
     ///   - attemptTimeLimit: How long one attempt may run, from its start (see
     ///     ``Bridge/limitRunningTime(to:clock:)``); `nil` (the default) for no limit.
+    ///   - onAttemptTimeout: When an attempt's time is up: ``TimeoutBehavior/cancelAndReturn``
+    ///     (the default) cancels it and moves on at once, leaving it to end on its own;
+    ///     ``TimeoutBehavior/cancelAndWait`` cancels it and waits until it has ended.
     ///   - retryingWhen: Whether a failure is worth another attempt (transient); every failure
     ///     is, unless you say otherwise. Called on the operation's task, once per failed attempt
     ///     that has a successor left.
@@ -92,6 +113,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         backoff: Backoff = .none,
         clock: C = ContinuousClock(),
         attemptTimeLimit: Duration? = nil,
+        onAttemptTimeout: TimeoutBehavior = .cancelAndReturn,
         retryingWhen: @escaping @Sendable (Failure) -> Bool = { _ in true },
         makingAttempt makeAttempt: @escaping @Sendable (_ attempt: Int) async -> AsyncResultOperation<Success, Failure>
     ) {
@@ -101,11 +123,14 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         }
         self.maxAttempts = maxAttempts
         self.backoff = backoff
+        self.onAttemptTimeout = onAttemptTimeout
         self.makeAttempt = makeAttempt
         self.shouldRetry = retryingWhen
         self.sleep = { delay in try await clock.sleep(for: delay) }
         if let attemptTimeLimit {
-            self.limitAttempt = { attempt in attempt.bridge.limitRunningTime(to: attemptTimeLimit, clock: clock) }
+            self.limitAttempt = { attempt, afterTimeOut in
+                attempt.setRunningTimeLimit(attemptTimeLimit, clock: clock, afterTimeOut: afterTimeOut)
+            }
         } else {
             self.limitAttempt = nil
         }
@@ -125,19 +150,22 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     /// Write the closure's signature with its typed error, as above: Swift infers `Failure` from
     /// it (an untyped `throw` inside a closure without a signature makes the compiler complain
     /// about the factory initializer instead). A closure that returns an operation is a factory:
-    /// use ``init(maxAttempts:backoff:clock:attemptTimeLimit:retryingWhen:makingAttempt:)``
+    /// use ``init(maxAttempts:backoff:clock:attemptTimeLimit:onAttemptTimeout:retryingWhen:makingAttempt:)``
     /// (a throwing one that returns an operation traps, with a message). The parameters are those
     /// of the factory initializer.
     ///
     /// ## Cancellation and threading
-    /// Safe from any thread. `body` runs in a new `Task` per attempt, never two at once;
-    /// cancelling the retrying operation cancels the `Task` running the current attempt.
+    /// Safe from any thread. `body` runs in a new `Task` per attempt; cancelling the retrying
+    /// operation cancels the `Task` running the current attempt. Two never run at once, except
+    /// when an attempt whose time is up ignores its cancellation and `onAttemptTimeout` is
+    /// ``TimeoutBehavior/cancelAndReturn`` (the default): the next one starts meanwhile.
     @_disfavoredOverload
     public convenience init<C: Clock<Duration>>(
         maxAttempts: Int,
         backoff: Backoff = .none,
         clock: C = ContinuousClock(),
         attemptTimeLimit: Duration? = nil,
+        onAttemptTimeout: TimeoutBehavior = .cancelAndReturn,
         retryingWhen: @escaping @Sendable (Failure) -> Bool = { _ in true },
         _ body: @escaping @Sendable (_ attempt: Int) async throws(Failure) -> Success
     ) {
@@ -150,7 +178,7 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         }
         self.init(
             maxAttempts: maxAttempts, backoff: backoff, clock: clock, attemptTimeLimit: attemptTimeLimit,
-            retryingWhen: retryingWhen
+            onAttemptTimeout: onAttemptTimeout, retryingWhen: retryingWhen
         ) { attempt in
             TaskOperation { () async throws(Failure) -> Success in try await body(attempt) }
         }
@@ -191,10 +219,11 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
                 return finish()
             }
             lock.withCriticalSection { startedAttempts = number }
-            guard await run(attempt) else {
+            guard await run(attempt) != .cancelled else {
                 // This operation was cancelled (or timed out): the attempt was cancelled and has ended.
                 return finish()
             }
+            // Ended, or timed out and given up on: either way its outcome is decided.
             let verdict = judge(attempt, isLast: number == maxAttempts)
             guard case .retry = verdict else { return end(verdict) }
             let delay = backoff.delay(afterFailedAttempts: number, using: &generator)
@@ -209,15 +238,38 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         }
     }
 
+    /// How the wait for an attempt ended.
+    private enum AttemptWait {
+        /// The attempt has finished.
+        case finished
+        /// Its time limit timed it out, and ``TimeoutBehavior/cancelAndReturn`` gave up on it: its
+        /// outcome (the timeout) is decided, but it may still run.
+        case abandoned
+        /// This operation was cancelled first: the attempt is cancelled, and has ended (or will
+        /// finish without running).
+        case cancelled
+    }
+
     /// Hands `attempt` to the attempts queue unless it is pending in a queue or has started
-    /// already (see the type's documentation), and waits until it has finished. Returns `false`
-    /// when this operation was cancelled first: the attempt is then cancelled, and has ended (or
-    /// will finish without running).
-    private func run(_ attempt: AsyncResultOperation<Success, Failure>) async -> Bool {
-        limitAttempt?(attempt)
+    /// already (see the type's documentation), and waits until it has finished — or, with
+    /// ``TimeoutBehavior/cancelAndReturn``, until its time limit timed it out.
+    private func run(_ attempt: AsyncResultOperation<Success, Failure>) async -> AttemptWait {
         if attempt.qualityOfService == .default { attempt.qualityOfService = qualityOfService }
+        var timeout: WaitTimeout?
+        if let limitAttempt {
+            let timeUp = AttemptTimeUp()
+            limitAttempt(attempt, timeUp.fire)
+            if onAttemptTimeout == .cancelAndReturn {
+                // The attempt's own limit (measured from its start) stops the wait, not a timer of
+                // the wait's: `WaitTimeout` only gives up on the attempt, already timed out.
+                timeout = WaitTimeout(behavior: .cancelAndReturn, schedule: timeUp.arm)
+            }
+        }
         SharedQueues.unbounded.admit(attempt)
-        return await OperationWaiter.waitForFinish(of: attempt, onTaskCancellation: .cancelOperation)
+        let finished = await OperationWaiter.waitForFinish(
+            of: attempt, onTaskCancellation: .cancelOperation, timeout: timeout)
+        if finished { return .finished }
+        return timeout?.fired == true ? .abandoned : .cancelled
     }
 
     /// What to do after an attempt has finished.
@@ -277,5 +329,38 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         case .upstreamFailed(let error):
             finishWithoutRunning(reporting: error, onlyIfPending: false)
         }
+    }
+}
+
+/// Tells the wait for an attempt that the attempt's time limit has timed it out: a one-shot
+/// trigger that a ``WaitTimeout`` arms as its timer.
+///
+/// Safety: `fired` and `action` are only touched while holding `lock`.
+private final class AttemptTimeUp: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fired = false
+    private var action: (@Sendable () -> Void)?
+
+    /// The limit timed the attempt out: runs the armed action, or the one armed later.
+    func fire() {
+        let action = lock.withCriticalSection { () -> (@Sendable () -> Void)? in
+            fired = true
+            return self.action.take()
+        }
+        action?()
+    }
+
+    /// Arms `action`: it runs when the limit times the attempt out — at once when it has already.
+    func arm(_ action: @escaping @Sendable () -> Void) -> DeadlineTimer {
+        let firedAlready = lock.withCriticalSection { () -> Bool in
+            if !fired { self.action = action }
+            return fired
+        }
+        if firedAlready { action() }
+        return DeadlineTimer.manual(onCancel: { [weak self] in
+            guard let self else { return }
+            let dropped = lock.withCriticalSection { self.action.take() }
+            withExtendedLifetime(dropped) {}  // released after the lock
+        })
     }
 }

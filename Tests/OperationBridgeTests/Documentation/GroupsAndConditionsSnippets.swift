@@ -136,6 +136,19 @@ struct GroupsAndConditionsSnippets {
         #expect(store.current.count == 2)
     }
 
+    @Test("A holder re-enters its own key")
+    func reentrantKey() async throws {
+        let queue = OperationQueue()
+        let store = LockedBox([String]())
+        let migration = TaskOperation { () async throws -> Void in
+            // In migration's body: entered at once, not waited for.
+            try await withExclusiveAccess(to: "schema") { store.withLock { $0.append("compact") } }
+        }
+        migration.bridge.addCondition(.mutuallyExclusive("schema"))
+        try await queue.run(migration)
+        #expect(store.current == ["compact"])
+    }
+
     @Test("Pause, resume and lifecycle events")
     func pauseAndEvents() async throws {
         let queue = OperationQueue()

@@ -288,6 +288,70 @@ struct RetryingOperationTests {
         #expect(retrying.bridge.isTimedOut && script.made.current == 3 && clock.pendingSleepers == 0)
     }
 
+    @Test("Attempts that ignore their cancellation: each time limit bounds its attempt (issue 36, item 4)")
+    func stubbornAttemptsAreGivenUpOn() async throws {
+        let clock = TestClock()
+        let release = Gate()
+        let attempts = Recorder<AsyncResultOperation<Int, FlakyError>>()
+        let retrying = RetryingOperation(maxAttempts: 3, clock: clock, attemptTimeLimit: .milliseconds(100)) {
+            (_: Int) -> AsyncResultOperation<Int, FlakyError> in
+            let attempt = TaskOperation { () async throws(FlakyError) -> Int in
+                await release.wait()  // ignores its cancellation
+                return 1
+            }
+            attempts.append(attempt)
+            return attempt
+        }
+        #expect(retrying.onAttemptTimeout == .cancelAndReturn)
+        OperationQueue().addOperation(retrying)
+        for number in 1...3 {
+            await clock.sleepers(atLeast: 1)  // attempt `number` runs, its limit counting
+            #expect(attempts.all.count == number)
+            clock.advance(by: .milliseconds(100))
+        }
+        // Every attempt still runs, none ended: the retrying operation moved on from each, and
+        // ends timed out with the last one's failure.
+        await #expect(throws: FlakyError.timedOut) { try await retrying.bridge.value }
+        try await retrying.bridge.waitForCompletion()
+        #expect(retrying.failedAttempts.map(\.failure) == [.timedOut, .timedOut, .timedOut])
+        let stubborn = attempts.all
+        #expect(stubborn.allSatisfy { $0.bridge.isTimedOut && $0.isExecuting })
+        // Nothing is lost: each abandoned attempt ends once its work does, and keeps the timeout.
+        release.open()
+        for attempt in stubborn { try await attempt.bridge.waitForCompletion() }
+        #expect(stubborn.allSatisfy { $0.result == .failure(.timedOut) })
+        #expect(clock.pendingSleepers == 0)
+    }
+
+    @Test("onAttemptTimeout .cancelAndWait: a timed-out attempt is waited for before the next one")
+    func stubbornAttemptsAreWaitedFor() async throws {
+        let clock = TestClock()
+        let gates = [Gate(), Gate()]
+        let attempts = Recorder<AsyncResultOperation<Int, FlakyError>>()
+        let previousEnded = Recorder<Bool>()
+        let retrying = RetryingOperation(
+            maxAttempts: 2, clock: clock, attemptTimeLimit: .milliseconds(100), onAttemptTimeout: .cancelAndWait
+        ) { (number: Int) -> AsyncResultOperation<Int, FlakyError> in
+            previousEnded.append(attempts.all.allSatisfy(\.isFinished))
+            let attempt = TaskOperation { () async throws(FlakyError) -> Int in
+                await gates[number - 1].wait()  // ignores its cancellation
+                return number
+            }
+            attempts.append(attempt)
+            return attempt
+        }
+        OperationQueue().addOperation(retrying)
+        for number in 1...2 {
+            await clock.sleepers(atLeast: 1)
+            clock.advance(by: .milliseconds(100))
+            gates[number - 1].open()  // only now may the retrying operation move on
+        }
+        await #expect(throws: FlakyError.timedOut) { try await retrying.bridge.value }
+        #expect(previousEnded.all == [true, true])
+        #expect(attempts.all.allSatisfy { $0.isFinished && $0.result == .failure(.timedOut) })
+        #expect(clock.pendingSleepers == 0)
+    }
+
     @Test("A retrying operation chains, and its dependents see only the final outcome")
     func dependentsSeeTheFinalOutcome() async throws {
         let script = ScriptedAttempts<FlakyError>([.failure(.unavailable(attempt: 1)), .success(20)])

@@ -50,8 +50,11 @@ public struct UpstreamFailedError: Error, CustomStringConvertible {
 
     /// Creates an error describing `upstream`'s missing output.
     ///
-    /// - Parameter causedBy: The failure further up that led to the upstream's (see
-    ///   ``causedBy``).
+    /// - Parameters:
+    ///   - upstreamType: The type of the upstream operation, as `String(describing:)` gives it.
+    ///   - upstreamName: The upstream's `name`, if it has one.
+    ///   - reason: What happened to the upstream: it failed, or was cancelled.
+    ///   - causedBy: The failure further up that led to the upstream's (see ``causedBy``).
     public init(
         upstreamType: String,
         upstreamName: String? = nil,

@@ -142,10 +142,10 @@ struct ClassicChainedStepTests {
         // A closure step cannot run without its input: it skips, whatever its `Failure`.
         let upstream = UnfurlURLOperation(resolving: nil)
         #expect(
-            upstream.bridge.then { (url: URL) async throws(PlainError) -> Int in url.pathComponents.count }
+            upstream.bridge.then { (url: URL) async throws(PlainError) -> Int in url.absoluteString.count }
                 .upstreamFailurePolicy == .fail)
         #expect(
-            upstream.bridge.then { (url: URL) async -> Int in url.pathComponents.count }.upstreamFailurePolicy == .fail)
+            upstream.bridge.then { (url: URL) async -> Int in url.absoluteString.count }.upstreamFailurePolicy == .fail)
     }
 
     @Test("A step that adopts only CancellationRepresentable runs without input too, and is not cancelled")

@@ -427,7 +427,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
     }
 
-    /// Starts the operation's work. Override it, and call ``finish()`` when the work has ended.
+    /// Starts the operation's work. Override it, and call ``AsyncOperation/finish()`` when the work has ended.
     ///
     /// Runs on the thread that started the operation (a queue's worker thread). The default
     /// implementation traps: an `AsyncOperation` without work would never finish.

@@ -179,20 +179,30 @@ struct OperationConditionTests {
         defer { BlockingConditionError.hooks.withLock { $0 = nil } }
         let operation = ProbeResultOperation<BlockingConditionError>(.inMain(.success(1)))
         operation.bridge.addCondition(OperationCondition("never") { _ in false })
+        // The conversion blocks a thread of the cooperative pool; the test looks at the operation
+        // from a thread of its own meanwhile, so that it never needs the pool to let it go.
+        let readyDuringConversion = LockedBox<Bool?>(nil)
+        let looked = Gate()
+        Thread.detachNewThread {
+            converting.blockingWait()
+            // The condition has failed and `Failure.conditionFailed(_:)` is running: the outcome is
+            // not decided yet, so the operation must not look ready to its queue…
+            readyDuringConversion.withLock { $0 = operation.isReady }
+            // …nor be started when the queue looks again.
+            operation.willChangeValue(forKey: "isReady")
+            operation.didChangeValue(forKey: "isReady")
+            release.open()
+            looked.open()
+        }
         let queue = OperationQueue()
         queue.addOperation(operation)
-        await converting.wait()
-        // The condition has failed and `Failure.conditionFailed(_:)` is running: the outcome is
-        // not decided yet, so the operation must not look ready to its queue…
-        #expect(!operation.isReady)
-        // …nor be started when the queue looks again.
-        operation.willChangeValue(forKey: "isReady")
-        operation.didChangeValue(forKey: "isReady")
-        release.open()
+        await looked.wait()
         try await operation.bridge.waitForCompletion()
+        #expect(readyDuringConversion.current == false)
         #expect(operation.mainCalls.value == 0)
         #expect(operation.result?.failureValue?.isCondition == true)
     }
+
     @Test("A passing condition lets the operation run; conditions run after the dependencies have finished")
     func passingConditionAfterDependencies() async throws {
         let dependency = ProbeOperation(.byTest)

@@ -21,6 +21,7 @@ import Testing
 ///
 /// Before the fix, `main()` ran past a failed condition in 0 to 6 of the ~5,700 failing rounds
 /// of a run (five runs in six failed), and a passing round hung about once in 3 to 10 runs.
+/// After: none in 30 runs (300,000 rounds), none hung.
 ///
 /// 10,000 rounds by default; `OPERATIONBRIDGE_STRESS_SCALE` scales them (CI's ThreadSanitizer
 /// run uses 0.2), `OPERATIONBRIDGE_STRESS_SEED` replays a run (the seed is printed).

@@ -52,6 +52,8 @@ extension AsyncResultOperation where Success: Sendable {
         mapping: Mapping.Type
     ) throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         guard final || onTaskCancellation == .cancelOperation else { throw mapping.cancelled() }
+        // Stopped by a failed condition, with no result or a stand-in: said as such.
+        if let condition = conditionFailureWithoutOwnResult { throw mapping.conditionFailed(condition) }
         switch result {
         case .success(let value):
             return value
@@ -62,5 +64,15 @@ extension AsyncResultOperation where Success: Sendable {
             if bridge.isTimedOut { throw mapping.timedOut() }
             throw mapping.cancelled()
         }
+    }
+}
+
+extension AsyncResultOperation {
+    /// The failed condition that stopped the operation, when its result does not say it in
+    /// `Failure` itself: `Failure` stores no result for it, or the cancellation stand-in (see
+    /// ``ConditionFailureRepresentable``). Thread-safe.
+    var conditionFailureWithoutOwnResult: ConditionFailedError? {
+        guard !FailureConversion.expressesConditionFailure(Failure.self) else { return nil }
+        return bridge.conditionFailure
     }
 }

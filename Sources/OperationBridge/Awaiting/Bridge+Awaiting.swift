@@ -21,8 +21,8 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// ```
     ///
     /// - Returns: The result, or `nil` when the operation ended without one: it was cancelled,
-    ///   or an upstream failure kept it from running (see ``upstreamFailure``), and its `Failure`
-    ///   cannot express that.
+    ///   or an upstream failure or a failed condition kept it from running (see
+    ///   ``upstreamFailure``, ``conditionFailure``), and its `Failure` cannot express that.
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
@@ -67,7 +67,9 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     ///
     /// - Throws: ``OperationFailure/failed(_:)`` with the operation's failure;
     ///   ``OperationFailure/cancelled`` when it ended cancelled;
-    ///   ``OperationFailure/upstreamFailed(_:)`` when an upstream failure kept it from running.
+    ///   ``OperationFailure/upstreamFailed(_:)`` when an upstream failure kept it from running;
+    ///   ``OperationFailure/conditionFailed(_:)`` when a failed condition did and `Failure` does not
+    ///   say it itself (see ``ConditionFailureRepresentable``).
     ///
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and throws

@@ -5,7 +5,8 @@
 /// compiler says so and points here); ``Bridge/outcomeValue``,
 /// ``Foundation/OperationQueue/runForOutcomeValue(_:within:)``, ``Pipeline/outcomeValue(of:)`` and
 /// ``OperationResults/collectOutcomeValues()`` throw this wrapper instead, still typed: the
-/// operation's own failure, a cancellation, or the upstream failure that kept it from running —
+/// operation's own failure, a cancellation, the upstream failure or the failed condition that kept
+/// it from running —
 /// and, for awaits with a time limit (``Bridge/outcomeValue(within:)``,
 /// ``Foundation/OperationQueue/runForOutcomeValue(_:within:)``), a timeout.
 /// They work for every `Failure`.
@@ -30,8 +31,8 @@
 /// `any Error`) throw their own `Failure` instead; operations whose `Failure` is `Never` answer
 /// an optional value.
 ///
-/// It adopts ``CancellationRepresentable`` and ``UpstreamFailureRepresentable`` itself, so it can
-/// also serve as an operation's `Failure` type.
+/// It adopts ``CancellationRepresentable``, ``UpstreamFailureRepresentable`` and
+/// ``ConditionFailureRepresentable`` itself, so it can also serve as an operation's `Failure` type.
 public enum OperationFailure<Failure: Error>: Error {
     /// The operation finished with this failure.
     case failed(Failure)
@@ -44,6 +45,15 @@ public enum OperationFailure<Failure: Error>: Error {
     /// The await's time limit ran out before the operation's outcome was final; the await
     /// cancelled the operation (see ``TimeoutBehavior``). Only awaits with a time limit throw it.
     case timedOut
+    /// The operation did not run because one of its conditions failed (see
+    /// ``Bridge/addCondition(_:)``); the error names the condition and carries its reason. Not a
+    /// cancellation. Thrown when `Failure` cannot say it itself; a `Failure` that adopts
+    /// ``ConditionFailureRepresentable`` (or is `any Error`) is thrown as ``failed(_:)``.
+    case conditionFailed(ConditionFailedError)
+}
+
+extension OperationFailure: ConditionFailureRepresentable {
+    // The case ``conditionFailed(_:)`` is the protocol's `conditionFailed(_:)`.
 }
 
 extension OperationFailure: TimeoutRepresentable {
@@ -68,13 +78,14 @@ extension OperationFailure: UpstreamFailureRepresentable {
 }
 
 extension OperationFailure: CustomStringConvertible {
-    /// The failure, "cancelled", or the upstream failure's description.
+    /// The failure, "cancelled", "timed out", or the upstream or condition failure's description.
     public var description: String {
         switch self {
         case .failed(let failure): "\(failure)"
         case .cancelled: "cancelled"
         case .upstreamFailed(let error): error.description
         case .timedOut: "timed out"
+        case .conditionFailed(let error): error.description
         }
     }
 }
@@ -96,6 +107,8 @@ protocol FailureMapping {
     /// A time limit ran out before the outcome was final: the await's, or the operation's own
     /// (it timed out without a result, because `Failure` cannot express a timeout).
     static func timedOut() -> Thrown
+    /// No result, or a stand-in, because a failed condition kept the operation from running.
+    static func conditionFailed(_ error: ConditionFailedError) -> Thrown
 }
 
 /// The operation's own typed failure; its cancellation value otherwise.
@@ -103,6 +116,11 @@ enum OwnFailure<Failure: CancellationRepresentable>: FailureMapping {
     static func failed(_ failure: Failure) -> Failure { failure }
     static func cancelled() -> Failure { .cancellation }
     static func upstreamFailed(_ error: UpstreamFailedError) -> Failure { .cancellation }
+    /// `Failure.cancellation`: `Failure` has nothing else to say (see
+    /// ``ConditionFailureRepresentable``); the operation is not cancelled.
+    static func conditionFailed(_ error: ConditionFailedError) -> Failure {
+        FailureConversion.conditionFailure(error, as: Failure.self) ?? .cancellation
+    }
     /// `Failure.timeout` where `Failure` is ``TimeoutRepresentable``. Otherwise the cancellation
     /// value — the one case where a timeout is reported as a cancellation, because `Failure`
     /// has nothing else to say: the APIs that await with a time limit require
@@ -115,6 +133,7 @@ enum UntypedFailure: FailureMapping {
     static func failed(_ failure: any Error) -> any Error { failure }
     static func cancelled() -> any Error { CancellationError() }
     static func upstreamFailed(_ error: UpstreamFailedError) -> any Error { error }
+    static func conditionFailed(_ error: ConditionFailedError) -> any Error { error }
     static func timedOut() -> any Error { OperationTimeoutError() }
 }
 
@@ -123,5 +142,6 @@ enum WrappedFailure<Failure: Error>: FailureMapping {
     static func failed(_ failure: Failure) -> OperationFailure<Failure> { .failed(failure) }
     static func cancelled() -> OperationFailure<Failure> { .cancelled }
     static func upstreamFailed(_ error: UpstreamFailedError) -> OperationFailure<Failure> { .upstreamFailed(error) }
+    static func conditionFailed(_ error: ConditionFailedError) -> OperationFailure<Failure> { .conditionFailed(error) }
     static func timedOut() -> OperationFailure<Failure> { .timedOut }
 }

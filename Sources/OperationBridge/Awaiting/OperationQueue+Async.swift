@@ -93,8 +93,9 @@ extension OperationQueue {
     /// Enqueuing as in ``run(_:within:)-(AsyncResultOperation<Success,Failure>,_)``.
     ///
     /// - Throws: ``OperationFailure/failed(_:)``, ``OperationFailure/cancelled``,
-    ///   ``OperationFailure/upstreamFailed(_:)``, or ``OperationFailure/timedOut`` when the time
-    ///   limit ran out first.
+    ///   ``OperationFailure/upstreamFailed(_:)``, ``OperationFailure/conditionFailed(_:)`` (a failed
+    ///   condition that `Failure` does not say itself), or ``OperationFailure/timedOut`` when the
+    ///   time limit ran out first.
     ///
     /// - Parameters:
     ///   - operation: The operation to run; one already in a queue, started or finished is only

@@ -10,8 +10,9 @@ import Foundation
 /// ```
 ///
 /// ## Cancellation and threading
-/// A value: safe to share. It is not a cancellation: an operation that can store it as its
-/// failure is not cancelled (see ``Bridge/addCondition(_:)``).
+/// A value: safe to share. It is not a cancellation: an operation stopped by a failed condition is
+/// not cancelled (`isCancelled` is `false`), whatever its `Failure` type (see
+/// ``Bridge/addCondition(_:)``).
 public struct ConditionFailedError: Error, CustomStringConvertible {
     /// The condition's ``OperationCondition/name``.
     public let condition: String
@@ -22,25 +23,38 @@ public struct ConditionFailedError: Error, CustomStringConvertible {
     /// Why the condition failed, when it says more than its name (the failed dependency, for
     /// ``OperationCondition/noFailedDependencies``).
     public let reason: String?
+    /// The error the condition's check threw (see
+    /// ``OperationCondition/init(_:evaluate:)``); `nil` for a predicate that returned `false`.
+    public let underlyingError: (any Error)?
 
-    /// Creates an error for `condition` failing on an operation of `operationType`.
-    public init(condition: String, operationType: String, operationName: String? = nil, reason: String? = nil) {
+    /// Creates an error for `condition` failing on an operation of `operationType`, because of
+    /// `reason` or the error `underlyingError`, if any.
+    public init(
+        condition: String,
+        operationType: String,
+        operationName: String? = nil,
+        reason: String? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
         self.condition = condition
         self.operationType = operationType
         self.operationName = operationName
         self.reason = reason
+        self.underlyingError = underlyingError
     }
 
-    init(condition: String, operation: Operation, reason: String? = nil) {
+    init(condition: String, operation: Operation, reason: String? = nil, underlyingError: (any Error)? = nil) {
         self.init(
             condition: condition, operationType: String(describing: type(of: operation)),
-            operationName: operation.name, reason: reason)
+            operationName: operation.name, reason: reason, underlyingError: underlyingError)
     }
 
-    /// A sentence naming the operation, the condition and the reason.
+    /// A sentence naming the operation, the condition and the reason (or the error the check
+    /// threw).
     public var description: String {
         let name = operationName.map { " '\($0)'" } ?? ""
-        return "\(operationType)\(name): condition '\(condition)' failed" + (reason.map { ": \($0)" } ?? "")
+        let why = reason ?? underlyingError.map { "\($0)" }
+        return "\(operationType)\(name): condition '\(condition)' failed" + (why.map { ": \($0)" } ?? "")
     }
 }
 
@@ -55,9 +69,17 @@ public struct ConditionFailedError: Error, CustomStringConvertible {
 /// }
 /// ```
 ///
-/// Without it, an operation whose `Failure` is `ConditionFailedError` or a supertype (`any
-/// Error`) stores the error itself; any other ends cancelled, with the error in
-/// ``Bridge/conditionFailure``.
+/// The result an operation stopped by a failed condition stores, by `Failure`:
+/// - adopts this protocol: ``conditionFailed(_:)``;
+/// - is `ConditionFailedError` or a supertype (`any Error`): the error itself;
+/// - adopts only ``CancellationRepresentable``: its cancellation value, as a stand-in (the
+///   operation is still not cancelled; ``Bridge/conditionFailure`` and the awaits that throw
+///   ``OperationFailure`` say what happened);
+/// - can say none of these (a classic error enum, `Never`): no result.
+///
+/// In every case the operation is not cancelled, ``Bridge/conditionFailure`` names the condition,
+/// and ``Bridge/outcomeValue`` throws ``OperationFailure/conditionFailed(_:)`` unless the result
+/// says it in `Failure` itself.
 ///
 /// ## Cancellation and threading
 /// ``conditionFailed(_:)`` is called once, when the condition fails, on the task that checked
@@ -68,9 +90,19 @@ public protocol ConditionFailureRepresentable: Error {
 }
 
 extension FailureConversion {
-    /// `error` as a `Failure`: through ``ConditionFailureRepresentable`` or a plain cast; `nil`
-    /// when `Failure` can express neither.
+    /// `error` as a `Failure`: through ``ConditionFailureRepresentable``, a plain cast, or — when
+    /// neither works — the cancellation failure, as a stand-in. `nil` when `Failure` can express
+    /// none of them.
     static func conditionFailure<Failure: Error>(
+        _ error: ConditionFailedError,
+        as _: Failure.Type = Failure.self
+    ) -> Failure? {
+        expressedConditionFailure(error, as: Failure.self) ?? cancellation(as: Failure.self)
+    }
+
+    /// `error` as a `Failure` that says it: through ``ConditionFailureRepresentable`` or a plain
+    /// cast; `nil` otherwise.
+    static func expressedConditionFailure<Failure: Error>(
         _ error: ConditionFailedError,
         as _: Failure.Type = Failure.self
     ) -> Failure? {
@@ -78,5 +110,13 @@ extension FailureConversion {
             return representable.conditionFailed(error) as? Failure
         }
         return error as? Failure
+    }
+
+    /// Whether `Failure` says "a condition failed" itself — adopts
+    /// ``ConditionFailureRepresentable``, or is `ConditionFailedError` or a supertype — rather
+    /// than through a stand-in or not at all.
+    static func expressesConditionFailure<Failure: Error>(_: Failure.Type) -> Bool {
+        Failure.self is any ConditionFailureRepresentable.Type
+            || ConditionFailedError(condition: "", operationType: "") is Failure
     }
 }

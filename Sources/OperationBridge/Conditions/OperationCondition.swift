@@ -13,9 +13,10 @@ import Foundation
 /// queue.addOperation(upload)
 /// ```
 ///
-/// Attach conditions with ``Bridge/addCondition(_:)``. A condition that fails finishes
-/// the operation without running it, with a ``ConditionFailedError`` naming the condition (see
-/// ``Bridge/conditionFailure``).
+/// Attach conditions with ``Bridge/addCondition(_:)``. A condition that fails — its predicate
+/// returns `false`, or its check throws (``init(_:evaluate:)``) — finishes the operation without
+/// running it, with a ``ConditionFailedError`` naming the condition and carrying the reason (see
+/// ``Bridge/conditionFailure``). A failed condition is not a cancellation.
 ///
 /// ## Cancellation and threading
 /// Predicates run on a task of their own, one after another in the order added, never on a
@@ -43,6 +44,41 @@ public struct OperationCondition: Sendable {
         self.name = name
         self.kind = .predicate { operation in
             await isSatisfied(operation) ? nil : ConditionFailedError(condition: name, operation: operation)
+        }
+    }
+
+    /// A condition that holds when `evaluate` returns, and fails when it throws: the error is the
+    /// reason, carried by the ``ConditionFailedError`` as its ``ConditionFailedError/underlyingError``.
+    ///
+    /// ```swift
+    /// upload.bridge.addCondition(
+    ///     OperationCondition("signed in") { _ throws(SessionError) in
+    ///         try await session.requireSignedIn()   // throws SessionError.expired
+    ///     })
+    /// // later: upload.bridge.conditionFailure?.underlyingError as? SessionError == .expired
+    /// ```
+    ///
+    /// For checks that can say why they fail, as ProcedureKit's conditions can. A thrown
+    /// `CancellationError` is a reason like any other: the condition fails, and the operation is
+    /// not cancelled — unless it was cancelled itself, which stops the check (the operation then
+    /// ends cancelled, whatever `evaluate` throws).
+    ///
+    /// - Parameters:
+    ///   - name: What the condition checks, for the failure it reports ("signed in").
+    ///   - evaluate: Called with the operation once its dependencies have finished, on a task of
+    ///     its own; it may suspend. A synchronous closure works too.
+    public init<Failure: Error>(
+        _ name: String,
+        evaluate: @escaping @Sendable (Operation) async throws(Failure) -> Void
+    ) {
+        self.name = name
+        self.kind = .predicate { operation in
+            do throws(Failure) {
+                try await evaluate(operation)
+                return nil
+            } catch {
+                return ConditionFailedError(condition: name, operation: operation, underlyingError: error)
+            }
         }
     }
 
@@ -92,19 +128,27 @@ extension Bridge where Base: AsyncOperation {
     /// Attaches `condition`: the operation runs only once it holds, checked after the
     /// dependencies have finished and before ``AsyncOperation/main()``.
     ///
-    /// A failed condition finishes the operation without running it: ``conditionFailure`` names
-    /// the condition, and a result operation stores it as its failure where its `Failure` can
-    /// express it (``ConditionFailureRepresentable``, `any Error`); otherwise the operation ends
-    /// cancelled. Dependents, pipelines and results sequences see it as failed, and
-    /// ``UpstreamFailedError/rootFailure`` reaches the ``ConditionFailedError``.
+    /// A failed condition — a predicate that returned `false`, or a check that threw (its error is
+    /// ``ConditionFailedError/underlyingError``) — finishes the operation without running it. It
+    /// is not a cancellation: `isCancelled` stays `false`, and ``conditionFailure`` names the
+    /// condition. A result operation stores it as its failure where its `Failure` can say it
+    /// (``ConditionFailureRepresentable``, `any Error`), its cancellation value as a stand-in
+    /// where that is all `Failure` can say, and no result otherwise; ``Bridge/outcomeValue`` throws
+    /// ``OperationFailure/conditionFailed(_:)`` unless the result says it itself. Dependents,
+    /// pipelines and results sequences see it as failed, and ``UpstreamFailedError/rootFailure``
+    /// reaches the ``ConditionFailedError``.
+    ///
+    /// A condition is a guarantee: the operation's `main()` never runs unless every condition
+    /// held. While they are checked the operation is not ready; a failed one decides the outcome
+    /// in the same step as it fails, so whoever starts the operation afterwards finishes it
+    /// without running.
     ///
     /// Add conditions before the operation is queued. Adding one once its conditions are being
     /// checked, or it has started, is a programmer error and traps with a message. Adding one
     /// after the operation was queued races with the queue: it may be checked, or the queue may
     /// start the operation first, which then traps ("started before its conditions were
-    /// checked") — do not rely on either. An operation
-    /// with conditions must be started by a queue (or a pipeline): starting it by hand before they
-    /// were checked traps too.
+    /// checked") — do not rely on either. An operation with conditions must be started by a
+    /// queue (or a pipeline): starting it by hand before they passed traps too.
     ///
     /// ## Cancellation and threading
     /// Safe from any thread. Cancelling the operation stops the check or the wait for a key; the

@@ -387,8 +387,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// without running ``main()``. Otherwise the operation becomes executing and ``main()``
     /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
     open override func start() {
-        let action = lock.withCriticalSection { () -> LifecycleStateMachine.StartAction? in
-            rare?.timesOutAtStart == true ? nil : lifecycle.start()
+        // Whether the gate has passed is read in the same critical section as the start is
+        // claimed: a condition that fails decides the outcome in one step too, so an operation
+        // either starts with its gate passed, or finds its outcome decided and finishes without
+        // running, or traps — never runs past a condition that was not checked or failed.
+        let (action, gatePassed) = lock.withCriticalSection { () -> (LifecycleStateMachine.StartAction?, Bool) in
+            if rare?.timesOutAtStart == true { return (nil, true) }
+            let action = lifecycle.start()
+            guard case .beginExecuting = action, let gate = rare?.gate else { return (action, true) }
+            return (action, gate.hasPassed)
         }
         guard let action else {
             // A running-time limit of zero: time out first, so that the start finishes without running.
@@ -402,7 +409,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         case .finishWithoutRunning:
             whenReadyToFinishWithoutRunning { self.sendFinishNotifications(wasExecuting: false) }
         case .beginExecuting:
-            checkGatePassedBeforeRunning()
+            if !gatePassed { trapStartedBeforeGatePassed() }
             willChangeValue(forKey: "isExecuting")
             let (finishRequested, timeLimit, keys) = lock.withCriticalSection {
                 defer { rare?.post(.started) }
@@ -627,25 +634,35 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         finish()
     }
 
-    /// Finishes the pending operation without running it because its condition failed: records
-    /// `error` as ``conditionFailure`` and stores it as the result where the `Failure` of a result
-    /// operation can express it (see ``ConditionFailureRepresentable``) — otherwise the operation
-    /// is cancelled. It finishes when its queue starts it. Does nothing once the outcome is decided.
+    /// Finishes the pending operation without running it because its condition failed, unless a
+    /// cancellation came first: records `error` as ``Bridge/conditionFailure``, stores it as the
+    /// result of a result operation where its `Failure` can hold it (see
+    /// ``ConditionFailureRepresentable``), and decides the outcome; the operation finishes when
+    /// its queue starts it. It is not cancelled, whatever its `Failure`.
+    ///
+    /// The gate fails and the outcome is decided in one critical section, so no queue ever finds
+    /// the operation ready with its outcome still open: `isReady` answers "not ready" while the
+    /// condition is checked and until this step, and whoever starts the operation afterwards
+    /// finds it decided and finishes it without running `main()` (issue 36, item 1: in the gap
+    /// the two steps used to leave, a queue rescanning its operations started it and `main()`
+    /// ran). Called by the gate's check, with the gate checking.
     final func finishWithoutRunning(failedCondition error: ConditionFailedError) {
         // Converted before taking the lock: the conversion may run the `Failure` type's own code.
         let storeResult = conditionFailureResult(error)
         let outcome = lock.withCriticalSection {
             () -> (stored: (() -> Void)?, claim: LifecycleStateMachine.FinishClaim)? in
-            guard !lifecycle.hasStarted, outcomeOpenLocked else { return nil }
-            rareState().conditionFailure = error
-            guard let storeResult else { return (nil, .ignore) }
-            return (storeResult(), lifecycle.claimFinish())
+            guard let rare, case .checking? = rare.gate?.stage, !lifecycle.isCancellationRecorded else { return nil }
+            rare.gate?.stage = .failed
+            // Decided already (a finish requested before the start): it finishes as decided.
+            guard outcomeOpenLocked, !lifecycle.hasStarted else { return (nil, .ignore) }
+            rare.conditionFailure = error
+            return (storeResult?(), lifecycle.claimFinish())
         }
         guard let outcome else { return }
         outcome.stored?()
         perform(outcome.claim)
-        // `Failure` cannot say it: the operation ends cancelled, the reason in `conditionFailure`.
-        if storeResult == nil { cancel() }
+        // Ready now: the queue starts it, and it finishes without running.
+        changeReadiness {}
     }
 
     /// What a result operation stores for a failed condition (see

@@ -261,10 +261,9 @@ extension AsyncResultOperation: ChainedOperationOutputProviding {
 
 extension AsyncResultOperation: ChainedInputProviding {
     func chainedInput<Input>(as _: Input.Type) -> ChainedInput<Input> {
-        // A failed condition cancels an operation whose `Failure` cannot express it: a failure.
-        let conditionFailure = bridge.conditionFailure
-        let isCancelled = isCancelled
-        let cancelled = isCancelled && conditionFailure == nil
+        // A failed condition is a failure, never a cancellation: when `Failure` does not say it
+        // itself (no result, or the cancellation stand-in), the condition's error is the cause.
+        let conditionFailure = conditionFailureWithoutOwnResult
         switch result {
         case .success(let value):
             if let input = value as? Input { return .value(input) }
@@ -277,15 +276,14 @@ extension AsyncResultOperation: ChainedInputProviding {
             if let stoppedBy = bridge.upstreamFailure, !FailureConversion.canExpressUpstreamFailure(Failure.self) {
                 return .unavailable(upstreamError(.failed(stoppedBy)))
             }
-            if cancelled { return .unavailable(upstreamError(.cancelled)) }
-            // Cancelled by its failed condition, the result is only the cancellation failure.
-            if isCancelled, let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
+            if let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
+            if isCancelled { return .unavailable(upstreamError(.cancelled)) }
             return .unavailable(upstreamError(.failed(error)))
         case nil:
             guard Success.self is Input.Type else { return .notProvided }
             if let stoppedBy = bridge.upstreamFailure { return .unavailable(upstreamError(.failed(stoppedBy))) }
             if let conditionFailure { return .unavailable(upstreamError(.failed(conditionFailure))) }
-            guard cancelled else { return .notProvided }
+            guard isCancelled else { return .notProvided }
             return .unavailable(upstreamError(.cancelled))
         }
     }

@@ -8,6 +8,9 @@ protocol FailureReporting: AnyObject {
 
 extension AsyncResultOperation: FailureReporting {
     var reportedFailure: (any Error)? {
+        // Stopped by a failed condition that `Failure` does not say itself (no result, or the
+        // cancellation stand-in): the condition's error.
+        if let condition = conditionFailureWithoutOwnResult { return condition }
         guard case .failure(let error) = result else { return nil }
         return error
     }
@@ -42,12 +45,13 @@ extension ChainedAsyncResultOperation: UpstreamFailureHandling {
 
 extension Operation {
     /// How the finished, failed operation failed: its failure, when it is a result operation that
-    /// was not cancelled; otherwise a cancellation.
+    /// was not cancelled; the ``ConditionFailedError`` of a failed condition that its result does
+    /// not say itself; otherwise a cancellation.
     var failureReason: UpstreamFailedError.Reason {
         if let operation = self as? any FailureReporting, let error = operation.reportedFailure, !isCancelled {
             return .failed(error)
         }
-        // A failed condition cancels an operation whose `Failure` cannot express it.
+        // An operation that is not a result operation, stopped by a failed condition.
         if let failure = (self as? AsyncOperation)?.bridge.conditionFailure { return .failed(failure) }
         return .cancelled
     }

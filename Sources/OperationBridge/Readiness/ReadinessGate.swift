@@ -53,12 +53,11 @@ struct ReadinessGate {
         }
     }
 
-    /// Whether the operation may start: checked and passed or failed.
-    var isSettled: Bool {
-        switch stage {
-        case .passed, .failed: true
-        case .unchecked, .checking, .checked, .waitingForKeys: false
-        }
+    /// Whether the operation may run its work: every condition held and the keys are granted.
+    /// (A failed gate never lets it run: its outcome was decided as it failed.)
+    var hasPassed: Bool {
+        if case .passed = stage { return true }
+        return false
     }
 }
 
@@ -187,29 +186,39 @@ extension AsyncOperation {
         if isCancelled { task.cancel() }
     }
 
+    /// Goes on with the gate once the conditions have been checked: to the keys when they held;
+    /// when one failed, the gate fails and the outcome is decided in one step
+    /// (``finishWithoutRunning(failedCondition:)``). Nothing once the operation was cancelled.
     private func conditionsChecked(failure: ConditionFailedError?) {
-        let proceed = lock.withCriticalSection { () -> Bool in
-            guard let rare, case .checking? = rare.gate?.stage, !lifecycle.isCancellationRecorded else { return false }
-            rare.gate?.stage = failure == nil ? .checked : .failed
-            return true
-        }
-        guard proceed else { return }
         guard let failure else {
-            advanceGate(announcing: true)
+            let proceed = lock.withCriticalSection { () -> Bool in
+                guard let rare, case .checking? = rare.gate?.stage, !lifecycle.isCancellationRecorded else {
+                    return false
+                }
+                rare.gate?.stage = .checked
+                return true
+            }
+            guard proceed, !advanceGate(announcing: true) else { return }
+            // A queue asking `isReady` between the two critical sections may have taken the gate
+            // to `passed` itself, without announcing it (`isReady` does not). Linux's queue asks
+            // that way when it rescans (`_schedule`'s retest), stores the "ready" and starts
+            // nothing until its next rescan — which may never come: announce it. (Found by
+            // `ConditionStressTests`: a passing condition hung about one round in 50,000.)
+            let passedMeanwhile = lock.withCriticalSection { () -> Bool in
+                if case .passed? = rare?.gate?.stage { return !lifecycle.hasStarted }
+                return false
+            }
+            if passedMeanwhile { changeReadiness {} }
             return
         }
         finishWithoutRunning(failedCondition: failure)
-        changeReadiness {}
     }
 
-    /// Traps when the operation is started before its gate passed (started by hand, not by a
-    /// queue), unless it is cancelled. Called as it starts executing.
-    func checkGatePassedBeforeRunning() {
-        let unsettled = lock.withCriticalSection { () -> Bool in
-            guard let gate = rare?.gate, !lifecycle.isCancellationRecorded else { return false }
-            return !gate.isSettled
-        }
-        guard unsettled else { return }
+    /// Traps: the operation is being started, not cancelled and its outcome open, before its gate
+    /// passed — started by hand, or by a queue that was never told it is not ready (a condition
+    /// added after the operation was queued). `start()` calls it having read the gate in the same
+    /// critical section as it claimed the start.
+    func trapStartedBeforeGatePassed() -> Never {
         // `fatalError`, not `preconditionFailure`: the message must survive release builds.
         fatalError(
             "\(type(of: self)) was started before its conditions were checked: it was started by hand, or a "

@@ -159,6 +159,9 @@ public struct OperationResults<Success: Sendable, Failure: Error>: AsyncSequence
         for await element in self {
             guard case .success(let value) = element.result else {
                 cancel()
+                if let condition = element.operation.conditionFailureWithoutOwnResult {
+                    throw mapping.conditionFailed(condition)
+                }
                 let (result, cause) = stoppingOutcome(of: element.operation)
                 if case .failure(let error)? = result { throw mapping.failed(error) }
                 if let cause { throw mapping.upstreamFailed(cause) }

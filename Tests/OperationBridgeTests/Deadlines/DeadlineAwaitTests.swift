@@ -274,5 +274,6 @@ private func isCase(_ error: any Error, _ name: String) -> Bool {
     case .cancelled: return name == "cancelled"
     case .upstreamFailed: return name == "upstreamFailed"
     case .timedOut: return name == "timedOut"
+    case .conditionFailed: return name == "conditionFailed"
     }
 }

@@ -100,6 +100,9 @@ struct LifecycleStressTests {
                 // (`upstreamFailure` says why; see CancellationSemantics).
                 let upstream = try #require(operations[index - 3] as? ProbeResultOperation<PlainError>)
                 let operation = ChainedProbe<Int, PlainError>(body: { .success($0 ?? -1) })
+                // Explicitly: the classic default (`.runWithoutInput`) would run it with a nil
+                // input; this test is about what cancellation leaves, with no work run.
+                operation.upstreamFailurePolicy = .fail
                 operation.addDependency(upstream)
                 chainedMainCalls.append(operation.mainCalls)
                 add(

@@ -54,8 +54,9 @@ final class ResumableDownloadOperation: AsyncResultOperation<Data, ResumableDown
     override func main() {
         progress.completedUnitCount = 100
         state = "finished"
-        finish(with: .success(Data("payload".utf8)))
+        // Before finishing: whoever waits for the finish then sees what the handlers did.
         finishHandlers.forEach { $0() }
+        finish(with: .success(Data("payload".utf8)))
     }
 
     override func cancel() {

@@ -137,14 +137,16 @@ public final class OperationQueueExecutor: SerialExecutor {
         }
     }
 
-    /// Whether the current thread runs an operation of the queue (Swift 6.2's non-trapping
-    /// form of ``checkIsolated()``).
+    /// Whether the current thread runs an operation of the queue: Swift 6.2's non-trapping
+    /// form of ``checkIsolated()``.
     ///
-    /// - Returns: `true` inside an operation running on the queue, `false` elsewhere; never
-    ///   `nil`. It never blocks or waits.
+    /// - Returns: `true` inside an operation running on the queue; `nil` elsewhere, so that a
+    ///   trapping check (`assumeIsolated`, `preconditionIsolated`) goes on to ``checkIsolated()``
+    ///   and its message naming the queue, and a non-trapping one reads "not isolated". It
+    ///   never blocks or waits.
     @available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *)
     public func isIsolatingCurrentContext() -> Bool? {
-        OperationQueue.current === queue
+        OperationQueue.current === queue ? true : nil
     }
 
     private func widthChanged(to width: Int) -> Never {

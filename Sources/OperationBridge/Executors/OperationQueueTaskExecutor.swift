@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Give it to `withTaskExecutorPreference(_:operation:)`, `Task(executorPreference:)` or a task
 /// group's `addTask(executorPreference:)`, and the task's code that is not isolated to an actor
-/// with an executor of its own — `nonisolated` async functions, the task's closure, default
-/// actors it calls — runs on the queue:
+/// — the task's closure, its child tasks, the `nonisolated` async functions it calls — runs on
+/// the queue:
 ///
 /// ```swift
 /// let imageQueue = OperationQueue()

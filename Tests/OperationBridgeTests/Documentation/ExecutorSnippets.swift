@@ -8,6 +8,7 @@ import Testing
 // MARK: - Migration step 9, before: a class guarded by a serial queue
 
 /// A cache whose state only the operations of `queue` touch.
+// Before
 final class LegacyBookmarkCache: @unchecked Sendable {
     let queue: OperationQueue
     private var bookmarks: [String: URL] = [:]
@@ -31,6 +32,7 @@ final class LegacyBookmarkCache: @unchecked Sendable {
 
 /// The cache as an actor whose executor is the queue the legacy operations already use.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+// After
 actor BookmarkCache {
     nonisolated let executor: OperationQueueExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor {

@@ -82,7 +82,7 @@ private func callOneAfterAnother(_ count: Int, _ body: (Int) async -> Int) async
     for index in 0..<count {
         last = await body(index)
     }
-    precondition(last == count * (count - 1) / 2 || last != 0)
+    blackHole(last)
 }
 
 /// `count` child tasks, each running four jobs (three yields) of a little arithmetic, counting

@@ -49,6 +49,23 @@ extension Scenarios {
             } baseline: {
                 await forEachConcurrently(calls) { _ = await dispatchCounter.add($0) }
             })
+        // The floor of the row above: what one operation per job costs on a serial queue, next
+        // to one block per job on a serial DispatchQueue, with nothing else around them.
+        rows.append(
+            await compare(
+                "\(calls) empty BlockOperations on a serial OperationQueue vs \(calls) blocks on a serial DispatchQueue",
+                rounds: rounds, target: nil,
+                note: "for information: the floor of the row above, an operation per job against a block per job"
+            ) {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 1
+                for _ in 0..<calls { queue.addOperation(BlockOperation {}) }
+                try? await queue.waitForAllOperations()
+            } baseline: {
+                let queue = DispatchQueue(label: "floor")
+                for _ in 0..<calls { queue.async {} }
+                await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            })
 
         let tasks = options.size(20_000)
         let width = ProcessInfo.processInfo.activeProcessorCount

@@ -174,7 +174,9 @@ actor QueueExecutorCounter {
 actor DispatchExecutorCounter {
     #if canImport(Darwin)
         static let kind = "a DispatchSerialQueue executor"
-        nonisolated let executor = DispatchSerialQueue(label: "counter")
+        // The attributes, spelled out, pick DispatchSerialQueue's own initializer over the one it
+        // inherits from DispatchQueue (the same labels, `DispatchQueue.Attributes`).
+        nonisolated let executor = DispatchSerialQueue(label: "counter", attributes: DispatchSerialQueue.Attributes())
     #else
         static let kind = "a hand-written DispatchQueue executor (no DispatchSerialQueue on Linux)"
         nonisolated let executor = DispatchQueueExecutor()

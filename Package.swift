@@ -51,6 +51,11 @@ let package = Package(
             path: "Examples/FlakyService"
         ),
         .executableTarget(
+            name: "LegacyQueueActor",
+            dependencies: ["OperationBridge"],
+            path: "Examples/LegacyQueueActor"
+        ),
+        .executableTarget(
             name: "MigrationBefore",
             path: "Examples/MigrationBefore"
         ),

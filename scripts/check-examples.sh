@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-examples=(UnfurlDemo BatchDownloads MixedPipeline FlakyService MigrationBefore MigrationAfter ClassicSwift5)
+examples=(UnfurlDemo BatchDownloads MixedPipeline FlakyService LegacyQueueActor MigrationBefore MigrationAfter ClassicSwift5)
 swift build >/dev/null
 bin="$(swift build --show-bin-path)"
 status=0

@@ -9,7 +9,7 @@ struct Scenarios {
     /// own. Every group that `run()` asks about must be listed (it traps otherwise).
     static let groups = [
         "await", "serial", "timeout", "AsyncSequence", "async-closure", "chain", "fan-out", "growth", "group",
-        "exclusivity", "streaming", "progress", "memory",
+        "exclusivity", "streaming", "progress", "executors", "memory",
     ]
 
     func run() async throws -> [Measurement] {
@@ -505,6 +505,10 @@ struct Scenarios {
                     let operations = (0..<progressCount).map { index in TaskOperation { () async -> Int in index } }
                     _ = await OperationQueue().run(try! GroupOperation(operations) {})
                 })
+        }
+
+        if wanted("executors") {
+            rows += await executorRows()
         }
 
         if wanted("memory") {

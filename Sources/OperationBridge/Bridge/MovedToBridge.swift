@@ -126,6 +126,58 @@ extension AsyncResultOperation where Success: Sendable {
     ) -> ChainedTaskOperation<Success, Output, NewFailure> { fatalError("unavailable") }
 }
 
+extension AsyncResultOperation where Success: Sendable {
+    /// Unavailable: use 'bridge.value(within: .timeout(_:clock:onTimeout:))'.
+    @available(*, unavailable, message: "use 'bridge.value(within: .timeout(_:clock:onTimeout:))'")
+    public func value<C: Clock<Duration>>(
+        timeout: Duration, clock: C = ContinuousClock(), onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) -> Success {
+        fatalError("unavailable")
+    }
+
+    /// Unavailable: use 'bridge.value(within: .deadline(_:clock:onTimeout:))'.
+    @available(*, unavailable, message: "use 'bridge.value(within: .deadline(_:clock:onTimeout:))'")
+    public func value<C: Clock<Duration>>(
+        deadline: C.Instant, clock: C = ContinuousClock(), onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) -> Success {
+        fatalError("unavailable")
+    }
+
+    /// Unavailable: use 'bridge.outcome(within: .timeout(_:clock:onTimeout:))'.
+    @available(*, unavailable, message: "use 'bridge.outcome(within: .timeout(_:clock:onTimeout:))'")
+    public func outcome<C: Clock<Duration>>(
+        timeout: Duration, clock: C = ContinuousClock(), onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) -> Success {
+        fatalError("unavailable")
+    }
+
+    /// Unavailable: use 'bridge.outcomeValue(within: .timeout(_:clock:onTimeout:))'.
+    @available(*, unavailable, message: "use 'bridge.outcomeValue(within: .timeout(_:clock:onTimeout:))'")
+    public func outcomeValue<C: Clock<Duration>>(
+        timeout: Duration, clock: C = ContinuousClock(), onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) -> Success {
+        fatalError("unavailable")
+    }
+}
+
+extension AsyncResultOperation where Success: Sendable {
+    /// Unavailable: use 'bridge.outcome(within: .deadline(_:clock:onTimeout:))'.
+    @available(*, unavailable, message: "use 'bridge.outcome(within: .deadline(_:clock:onTimeout:))'")
+    public func outcome<C: Clock<Duration>>(
+        deadline: C.Instant, clock: C = ContinuousClock(), onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) -> Success {
+        fatalError("unavailable")
+    }
+
+    /// Unavailable: use 'bridge.outcomeValue(within: .deadline(_:clock:onTimeout:))'.
+    @available(*, unavailable, message: "use 'bridge.outcomeValue(within: .deadline(_:clock:onTimeout:))'")
+    public func outcomeValue<C: Clock<Duration>>(
+        deadline: C.Instant, clock: C = ContinuousClock(), onTimeout: TimeoutBehavior = .cancelAndReturn
+    ) -> Success {
+        fatalError("unavailable")
+    }
+}
+
 extension Operation {
     /// Unavailable: moved behind the package's namespace: use 'bridge.waitForCompletion()'.
     @available(*, unavailable, message: "moved behind the package's namespace: use 'bridge.waitForCompletion()'")

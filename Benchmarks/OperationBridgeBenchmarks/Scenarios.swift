@@ -686,7 +686,7 @@ extension Scenarios {
     /// own, and returns their rows in group order.
     ///
     /// A process keeps the Dispatch threads its earlier rows started, and a larger pool changes
-    /// how later rows measure (README, "Performance", footnote 5): isolated, no row depends on
+    /// how later rows measure (Benchmarks/Performance.md, footnote 5): isolated, no row depends on
     /// which rows ran before it.
     static func runIsolated(options: Options) -> [Measurement] {
         #if os(macOS) || os(Linux)

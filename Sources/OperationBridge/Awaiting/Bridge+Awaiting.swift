@@ -29,7 +29,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// not cancelled. To tie the operation to the task, use
     /// ``Foundation/OperationQueue/runForOutcome(_:within:)``.
     public var outcome: Result<Base.Success, Base.Failure>? {
-        get async { await base._asyncResultOperation.awaitOutcome(onTaskCancellation: .stopWaiting) }
+        get async { await resultOperation.awaitOutcome(onTaskCancellation: .stopWaiting) }
     }
 
     /// The operation's result once its outcome is final, within `limit`.
@@ -44,7 +44,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// not cancelled. When the time is up, the operation is cancelled, for every task awaiting
     /// it. No timer outlives the await.
     public func outcome(within limit: TimeLimit) async -> Result<Base.Success, Base.Failure>? {
-        await base._asyncResultOperation.awaitOutcome(
+        await resultOperation.awaitOutcome(
             onTaskCancellation: .stopWaiting, timeout: limit.makeWaitTimeout())
     }
 
@@ -76,7 +76,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// ``OperationFailure/cancelled``; the operation is not cancelled.
     public var outcomeValue: Base.Success {
         get async throws(OperationFailure<Base.Failure>) {
-            try await base._asyncResultOperation.awaitValue(
+            try await resultOperation.awaitValue(
                 onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Base.Failure>.self)
         }
     }
@@ -98,7 +98,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// ``OperationFailure/cancelled``; the operation is not cancelled. When the time is up, the
     /// operation is cancelled, for every task awaiting it. No timer outlives the await.
     public func outcomeValue(within limit: TimeLimit) async throws(OperationFailure<Base.Failure>) -> Base.Success {
-        try await base._asyncResultOperation.awaitValue(
+        try await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Base.Failure>.self,
             timeout: limit.makeWaitTimeout())
     }
@@ -147,7 +147,7 @@ where Base: AsyncResultOperationProtocol, Base.Success: Sendable, Base.Failure: 
     /// to the task, use ``Foundation/OperationQueue/run(_:within:)-(AsyncResultOperation<Success,Failure>,_)``.
     public var value: Base.Success {
         get async throws(Base.Failure) {
-            try await base._asyncResultOperation.awaitValue(
+            try await resultOperation.awaitValue(
                 onTaskCancellation: .stopWaiting, mapping: OwnFailure<Base.Failure>.self)
         }
     }
@@ -170,7 +170,7 @@ where Base: AsyncResultOperationProtocol, Base.Success: Sendable, Base.Failure: 
     /// the operation is not cancelled. When the time is up, the operation is cancelled. No timer
     /// outlives the await.
     public func value(within limit: TimeLimit) async throws(Base.Failure) -> Base.Success {
-        try await base._asyncResultOperation.awaitValue(
+        try await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: OwnFailure<Base.Failure>.self, timeout: limit.makeWaitTimeout())
     }
 }
@@ -186,7 +186,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// operation is not cancelled (other tasks may be waiting for it).
     public var value: Base.Success {
         get async throws {
-            try await base._asyncResultOperation.awaitValue(
+            try await resultOperation.awaitValue(
                 onTaskCancellation: .stopWaiting, mapping: UntypedFailure.self)
         }
     }
@@ -199,7 +199,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// operation is not cancelled. When the time is up, the operation is cancelled. No timer
     /// outlives the await.
     public func value(within limit: TimeLimit) async throws -> Base.Success {
-        try await base._asyncResultOperation.awaitValue(
+        try await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: UntypedFailure.self, timeout: limit.makeWaitTimeout())
     }
 }
@@ -220,7 +220,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// not cancelled.
     public var value: Base.Success? {
         get async {
-            try? await base._asyncResultOperation.awaitValue(
+            try? await resultOperation.awaitValue(
                 onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Never>.self)
         }
     }
@@ -233,7 +233,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// not cancelled. When the time is up, the operation is cancelled. No timer outlives the
     /// await.
     public func value(within limit: TimeLimit) async -> Base.Success? {
-        try? await base._asyncResultOperation.awaitValue(
+        try? await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Never>.self, timeout: limit.makeWaitTimeout())
     }
 }

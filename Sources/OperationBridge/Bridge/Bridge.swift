@@ -66,18 +66,33 @@ extension Operation: BridgeCompatible {}
 /// ``TaskOperation``, ``GroupOperation``, …), whose ``Bridge`` has `value`, `outcome`, `then` and
 /// the result observers.
 ///
-/// `AsyncResultOperation` adopts it, with its `Success` and `Failure`; do not adopt it yourself.
+/// `AsyncResultOperation` adopts it, with its `Success` and `Failure`. It has no members, so it
+/// puts no name on your subclasses. Do not adopt it yourself: a `Bridge` member used on a type
+/// that adopts it without being an `AsyncResultOperation<Success, Failure>` stops the program
+/// with a message saying so.
 public protocol AsyncResultOperationProtocol: AsyncOperation {
     /// The value a successful run produces.
     associatedtype Success
     /// The error a failed run produces.
     associatedtype Failure: Error
-
-    /// The operation as its `AsyncResultOperation` class, for the package's members.
-    var _asyncResultOperation: AsyncResultOperation<Success, Failure> { get }
 }
 
-extension AsyncResultOperation: AsyncResultOperationProtocol {
-    /// `self`, for ``AsyncResultOperationProtocol``.
-    public var _asyncResultOperation: AsyncResultOperation<Success, Failure> { self }
+extension AsyncResultOperation: AsyncResultOperationProtocol {}
+
+extension Bridge where Base: AsyncResultOperationProtocol {
+    /// `base` as its `AsyncResultOperation` class, on which the members work (`awaitValue`,
+    /// `awaitOutcome`, …). A constraint cannot say "a subclass of `AsyncResultOperation<S, F>`",
+    /// so the protocol names `S` and `F` and this cast gets the class back; only
+    /// `AsyncResultOperation` adopts the protocol, and the optimizer folds the cast away where
+    /// `Base` is known.
+    @inline(__always)
+    var resultOperation: AsyncResultOperation<Base.Success, Base.Failure> {
+        guard let operation = base as? AsyncResultOperation<Base.Success, Base.Failure> else {
+            preconditionFailure(
+                "\(Base.self) adopts AsyncResultOperationProtocol but is not an "
+                    + "AsyncResultOperation<\(Base.Success.self), \(Base.Failure.self)>: only AsyncResultOperation adopts it"
+            )
+        }
+        return operation
+    }
 }

@@ -127,7 +127,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
         on target: DeliveryTarget,
         _ handler: @escaping @Sendable (Result<Base.Success, Base.Failure>?) -> Void
     ) {
-        let operation = base._asyncResultOperation
+        let operation = resultOperation
         whenFinished(on: target) { handler(operation.result) }
     }
 

@@ -106,7 +106,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
         let step = ChainedTaskOperation<Base.Success, Output, NewFailure>(reporting: totalUnitCount) { progress in
             .throwing { (input) async throws(NewFailure) -> Output in try await body(input, progress) }
         }
-        step.takeInput(from: base._asyncResultOperation)
+        step.takeInput(from: resultOperation)
         return step
     }
 
@@ -122,7 +122,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
         let step = ChainedTaskOperation<Base.Success, Output, Never>(reporting: totalUnitCount) { progress in
             .nonThrowing { input in await body(input, progress) }
         }
-        step.takeInput(from: base._asyncResultOperation)
+        step.takeInput(from: resultOperation)
         return step
     }
 }

@@ -165,7 +165,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     public func then<Output: Sendable, NewFailure: Error>(
         _ body: @escaping @Sendable (Base.Success) async throws(NewFailure) -> Output
     ) -> ChainedTaskOperation<Base.Success, Output, NewFailure> {
-        ChainedTaskOperation(inputFrom: base._asyncResultOperation, body)
+        ChainedTaskOperation(inputFrom: resultOperation, body)
     }
 
     /// Returns a new operation that runs `body`, which cannot fail, on this operation's success
@@ -176,7 +176,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     public func then<Output: Sendable>(
         _ body: @escaping @Sendable (Base.Success) async -> Output
     ) -> ChainedTaskOperation<Base.Success, Output, Never> {
-        ChainedTaskOperation(inputFrom: base._asyncResultOperation, body)
+        ChainedTaskOperation(inputFrom: resultOperation, body)
     }
 }
 

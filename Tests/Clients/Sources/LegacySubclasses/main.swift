@@ -1,7 +1,9 @@
 // Classic subclasses in the Swift 5 language mode that declare — and call — members whose names
 // the package must leave free: pause(), resume(), isPaused, isTimedOut, timeout, progress,
 // whenFinished(_:), addCondition(_:), conditions, observers, delay(_:), retry(), attempt, events
-// and state. The package's capabilities are reached through `bridge`, so every call below must
+// and state — declared in the subclasses, inherited from protocol extensions, or added to the
+// package's classes by the codebase's own extensions (value, outcome, pendingDiagnostics,
+// waitForCompletion()). The package's capabilities are reached through `bridge`, so every call below must
 // reach the subclass's own member. Written in the style of the classic operation articles: state
 // of their own, no locks beyond what such code had. Exits with 1 when a check fails.
 import Foundation
@@ -64,6 +66,17 @@ final class ResumableDownloadOperation: AsyncResultOperation<Data, ResumableDown
     }
 }
 
+/// A result operation as the articles write them.
+final class AnswerOperation: AsyncResultOperation<Int, AnswerOperation.Error> {
+    enum Error: Swift.Error {
+        case canceled
+    }
+
+    override func main() {
+        finish(with: .success(42))
+    }
+}
+
 /// A classic "condition" system written before the package, on a plain AsyncOperation.
 struct LegacyCondition {
     let name: String
@@ -98,6 +111,45 @@ class ConditionalOperation: AsyncOperation {
         observers.forEach { $0(allHold ? "ran" : "skipped") }
         finish()
     }
+}
+
+/// A pause capability a codebase shares between its operations through a protocol extension:
+/// the subclass gets `pause()`, `resume()` and `isPaused` from the defaults, not from itself.
+/// Any member of the same name on `AsyncOperation` — even an unavailable one — would be chosen
+/// to satisfy the requirement and break the conformance.
+protocol PausableWork: AnyObject {
+    var pauseLog: [String] { get set }
+}
+
+extension PausableWork {
+    func pause() { pauseLog.append("pause") }
+    func resume() { pauseLog.append("resume") }
+    var isPaused: Bool { pauseLog.last == "pause" }
+}
+
+protocol Pausing: AnyObject {
+    func pause()
+    func resume()
+    var isPaused: Bool { get }
+}
+
+final class SyncOperation: AsyncOperation, PausableWork, Pausing {
+    var pauseLog: [String] = []
+
+    override func main() {
+        finish()
+    }
+}
+
+/// A codebase's own retroactive helpers on the classes, named like the package's capabilities.
+extension AsyncResultOperation {
+    var value: Success? { try? result?.get() }
+    var outcome: String { result.map { "\($0)" } ?? "pending" }
+}
+
+extension Operation {
+    var pendingDiagnostics: String { "\(name ?? "unnamed"): ready \(isReady)" }
+    func waitForCompletion() { waitUntilFinished() }
 }
 
 let queue = OperationQueue()
@@ -148,6 +200,24 @@ queue.addOperation(held)
 held.bridge.resume()
 queue.waitUntilAllOperationsAreFinished()
 check(held.isFinished, "resumed through the package, the download ran")
+
+// Members that come from a protocol extension and the codebase's own extensions of the classes.
+let sync = SyncOperation()
+let pausing: Pausing = sync
+pausing.pause()
+check(sync.isPaused && pausing.isPaused, "the protocol extension's pause() satisfies the requirement")
+sync.resume()
+check(sync.pauseLog == ["pause", "resume"] && !sync.bridge.isPaused, "the protocol extension's members: \(sync.pauseLog)")
+let answer = AnswerOperation()
+answer.name = "answer"
+check(answer.value == nil && answer.outcome == "pending", "the codebase's own value and outcome before the run")
+check(answer.pendingDiagnostics == "answer: ready true", "the codebase's own pendingDiagnostics")
+queue.addOperation(answer)
+answer.waitForCompletion()
+check(answer.value == 42, "the codebase's own value after the run: \(String(describing: answer.value))")
+queue.addOperation(sync)
+queue.waitUntilAllOperationsAreFinished()
+check(sync.isFinished, "the protocol-paused operation ran")
 
 if failures > 0 {
     print("\(failures) check(s) failed")

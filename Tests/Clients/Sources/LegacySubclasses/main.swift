@@ -3,9 +3,9 @@
 // whenFinished(_:), addCondition(_:), conditions, observers, delay(_:), retry(), attempt, events
 // and state — declared in the subclasses, inherited from protocol extensions, or added to the
 // package's classes by the codebase's own extensions (value, outcome, pendingDiagnostics,
-// waitForCompletion()). The package's capabilities are reached through `bridge`, so every call below must
-// reach the subclass's own member. Written in the style of the classic operation articles: state
-// of their own, no locks beyond what such code had. Exits with 1 when a check fails.
+// waitForCompletion()). The package's capabilities are reached through `bridge`, so every call
+// below must reach the codebase's own member. Written in the style of the classic operation
+// articles: state of their own, no locks beyond what such code had. Exits with 1 when a check fails.
 import Foundation
 import OperationBridge
 
@@ -207,7 +207,10 @@ let pausing: Pausing = sync
 pausing.pause()
 check(sync.isPaused && pausing.isPaused, "the protocol extension's pause() satisfies the requirement")
 sync.resume()
-check(sync.pauseLog == ["pause", "resume"] && !sync.bridge.isPaused, "the protocol extension's members: \(sync.pauseLog)")
+check(
+    sync.pauseLog == ["pause", "resume"] && !sync.bridge.isPaused,
+    "the protocol extension's members: \(sync.pauseLog)"
+)
 let answer = AnswerOperation()
 answer.name = "answer"
 check(answer.value == nil && answer.outcome == "pending", "the codebase's own value and outcome before the run")

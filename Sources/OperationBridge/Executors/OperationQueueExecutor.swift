@@ -77,7 +77,7 @@ import Foundation
 /// store the executor (a `let` of the actor, or a static one for a global actor) rather than
 /// making it inside `unownedExecutor`.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
-public final class OperationQueueExecutor: SerialExecutor {
+public final class OperationQueueExecutor: SerialExecutor, QueueJobExecutor {
     /// The serial queue every job runs on.
     public let queue: OperationQueue
 
@@ -107,10 +107,12 @@ public final class OperationQueueExecutor: SerialExecutor {
         if width != 1 {
             widthChanged(to: width)
         }
-        let priority = job.priority
-        let operation = SerialJobOperation(UnownedJob(job), on: self)
-        operation.adoptPriority(priority, under: queue)
-        queue.addOperation(operation)
+        addJobOperation(job)
+    }
+
+    /// Runs `job` isolated to this executor (for its ``JobOperation``).
+    func runSynchronously(_ job: UnownedJob) {
+        job.runSynchronously(on: asUnownedSerialExecutor())
     }
 
     /// This executor, unowned, for an actor's `unownedExecutor`.

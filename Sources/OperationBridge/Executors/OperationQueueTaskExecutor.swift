@@ -54,7 +54,7 @@ import Foundation
 /// `Task(executorPreference:)` outlive the scope that made it (a task compiled with Swift 6.0
 /// does not retain the executor it prefers).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-public final class OperationQueueTaskExecutor: TaskExecutor {
+public final class OperationQueueTaskExecutor: TaskExecutor, QueueJobExecutor {
     /// The queue every job runs on.
     public let queue: OperationQueue
 
@@ -71,10 +71,12 @@ public final class OperationQueueTaskExecutor: TaskExecutor {
     /// Called by the Swift runtime; it returns at once and never blocks. The operation waits
     /// for a slot of the queue and while the queue is suspended, and cannot be cancelled.
     public func enqueue(_ job: consuming ExecutorJob) {
-        let priority = job.priority
-        let operation = TaskJobOperation(UnownedJob(job), on: self)
-        operation.adoptPriority(priority, under: queue)
-        queue.addOperation(operation)
+        addJobOperation(job)
+    }
+
+    /// Runs `job` on this task executor (for its ``JobOperation``).
+    func runSynchronously(_ job: UnownedJob) {
+        job.runSynchronously(on: asUnownedTaskExecutor())
     }
 
     /// This executor, unowned, for the runtime.

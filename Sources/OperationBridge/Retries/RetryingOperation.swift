@@ -197,10 +197,10 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         lock.withCriticalSection { failures }
     }
 
-    /// Makes and awaits the attempts. Called by `start()`; do not call it yourself.
     /// The package's own step: a failed dependency stops it, whatever `Failure` can say.
     override var skipsAfterUpstreamFailure: Bool { true }
 
+    /// Makes and awaits the attempts. Called by `start()`; do not call it yourself.
     public override func main() {
         runAttachedTask { [self] in
             await runAttempts()

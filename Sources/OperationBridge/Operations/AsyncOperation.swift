@@ -191,25 +191,61 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         clock: C,
         afterTimeOut: (@Sendable () -> Void)? = nil
     ) {
+        // No time at all: timed out when it starts (before `main()`), not by a timer racing it.
+        let alwaysPassed: @Sendable () -> Bool = { true }
+        setRunningTimeLimit(
+            clock: clock, deadline: { clock.now.advanced(by: limit) },
+            passedAtStart: limit <= .zero ? alwaysPassed : nil, afterTimeOut: afterTimeOut)
+    }
+
+    /// Sets a running-time limit that ends at `deadline`, an instant of `clock`: see
+    /// ``Bridge/limitRunningTime(until:clock:)``.
+    final func setRunningTimeLimit<C: Clock<Duration>>(until deadline: C.Instant, clock: C) {
+        // Read without the lock: the clock is the caller's. A deadline passed now stays passed.
+        let passed = clock.now >= deadline
+        let passedAtStart: @Sendable () -> Bool
+        if passed {
+            passedAtStart = { true }
+        } else {
+            passedAtStart = { clock.now >= deadline }
+        }
+        setRunningTimeLimit(clock: clock, deadline: { deadline }, passedAtStart: passedAtStart, afterTimeOut: nil)
+    }
+
+    /// The one mechanism behind both limits. `deadline` resolves the instant the time is up when
+    /// the limit starts counting — when the operation starts, or at once when it has started.
+    /// `passedAtStart`, when not `nil`, tells whether the time is up already: asked when the
+    /// operation starts (it then times out before its work runs), or at once when it has started.
+    /// A `passedAtStart` that is always `true` needs no timer.
+    private func setRunningTimeLimit<C: Clock<Duration>>(
+        clock: C,
+        deadline: @escaping @Sendable () -> C.Instant,
+        passedAtStart: (@Sendable () -> Bool)?,
+        afterTimeOut: (@Sendable () -> Void)?
+    ) {
+        let alwaysPassed = passedAtStart?() == true
         let arm: @Sendable (@escaping @Sendable () -> Void) -> DeadlineTimer = { action in
-            DeadlineTimer.schedule(at: clock.now.advanced(by: limit), on: clock) {
+            DeadlineTimer.schedule(at: deadline(), on: clock) {
                 action()
                 afterTimeOut?()
             }
         }
         // The limit replaced is dropped after the lock: its clock may be a class of the caller's,
         // whose `deinit` is not to run inside the lock.
-        let (armNow, replaced) = lock.withCriticalSection { () -> (Bool, RareState.ArmTimeLimit?) in
-            guard !lifecycle.isFinishingOrFinished else { return (false, nil) }
+        let (armNow, replaced) = lock.withCriticalSection {
+            () -> (Bool, (RareState.ArmTimeLimit?, (@Sendable () -> Bool)?)) in
+            guard !lifecycle.isFinishingOrFinished else { return (false, (nil, nil)) }
             let state = rareState()
-            guard state.timeLimitTimer == nil else { return (false, nil) }
-            // No time at all: timed out when it starts (before `main()`), not by a timer racing it.
-            state.timesOutAtStart = limit <= .zero
-            return (lifecycle.hasStarted, exchange(&state.armTimeLimit, with: state.timesOutAtStart ? nil : arm))
+            guard state.timeLimitTimer == nil else { return (false, (nil, nil)) }
+            let replacedCheck = exchange(&state.timeLimitPassedAtStart, with: passedAtStart)
+            let replacedArm = exchange(&state.armTimeLimit, with: alwaysPassed ? nil : arm)
+            return (lifecycle.hasStarted, (replacedArm, replacedCheck))
         }
         withExtendedLifetime(replaced) {}
         guard armNow else { return }
-        if limit <= .zero {
+        // Started already: the check is not asked at the start any more.
+        lock.withCriticalSection { rare?.timeLimitPassedAtStart = nil }
+        if alwaysPassed || passedAtStart?() == true {
             timeOut()
             afterTimeOut?()
         } else {
@@ -391,16 +427,20 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         // claimed: a condition that fails decides the outcome in one step too, so an operation
         // either starts with its gate passed, or finds its outcome decided and finishes without
         // running, or traps — never runs past a condition that was not checked or failed.
-        let (action, gatePassed) = lock.withCriticalSection { () -> (LifecycleStateMachine.StartAction?, Bool) in
-            if rare?.timesOutAtStart == true { return (nil, true) }
+        let (action, gatePassed) = lock.withCriticalSection {
+            () -> (LifecycleStateMachine.StartAction?, Bool) in
+            if rare?.timeLimitPassedAtStart != nil { return (nil, true) }
             let action = lifecycle.start()
             guard case .beginExecuting = action, let gate = rare?.gate else { return (action, true) }
             return (action, gate.hasPassed)
         }
         guard let action else {
-            // A running-time limit of zero: time out first, so that the start finishes without running.
-            lock.withCriticalSection { rare?.timesOutAtStart = false }
-            timeOut()
+            // A running-time limit whose time may be up already (zero, or a deadline): asked once,
+            // without the lock (it reads the caller's clock). Up: time out first, so that the start
+            // finishes without running.
+            let passed = lock.withCriticalSection { rare?.timeLimitPassedAtStart.take() }
+            if passed?() == true { timeOut() }
+            withExtendedLifetime(passed) {}
             return start()
         }
         switch action {
@@ -904,5 +944,47 @@ extension Bridge where Base: AsyncOperation {
     ///     clock, for example).
     public func limitRunningTime<C: Clock<Duration>>(to limit: Duration, clock: C = ContinuousClock()) {
         base.setRunningTimeLimit(limit, clock: clock)
+    }
+
+    /// Limits how long the operation may run to an instant: once `clock` reaches `deadline` while
+    /// the operation runs, it is cancelled and reports a timeout (see ``isTimedOut``), as with
+    /// ``limitRunningTime(to:clock:)`` — the same limit, with a deadline instead of a duration.
+    ///
+    /// ```swift
+    /// let batchEnds = ContinuousClock.now + .seconds(60)
+    /// for file in files {
+    ///     let upload = UploadOperation(file)
+    ///     upload.bridge.limitRunningTime(until: batchEnds)   // one deadline for the whole batch
+    ///     queue.addOperation(upload)
+    /// }
+    /// ```
+    ///
+    /// - A deadline that has passed when the operation starts — set before it was queued, or
+    ///   passed while it waited — times it out when it starts, before its work runs: it finishes
+    ///   without running, timed out. Set on a running operation, a deadline that has passed times
+    ///   it out at once.
+    /// - The deadline is a limit on the running time only: nothing happens while the operation is
+    ///   pending, however late it starts (a cancelled or finished operation is not timed out).
+    ///   To bound the wait for its outcome as well, await it with a time limit
+    ///   (``TimeLimit/deadline(_:clock:onTimeout:)``).
+    /// - One limit per operation, whether a duration or a deadline: a later call replaces an
+    ///   earlier one that has not started counting (the last one set before the start wins, not
+    ///   the earliest deadline); once the operation has started and a limit counts, later calls
+    ///   do nothing. After the operation has finished, it does nothing.
+    /// - A cancellation that came first stays a cancellation: a cancelled operation with a passed
+    ///   deadline finishes cancelled, not timed out.
+    ///
+    /// ## Cancellation and threading
+    /// As ``limitRunningTime(to:clock:)``: when the time is up, `cancel()` is called from a timer
+    /// thread, and the operation finishes when its work notices; the timer is stopped when the
+    /// operation finishes. `clock` is read when the limit is set and when the operation starts
+    /// (never inside the operation's lock). Safe from any thread.
+    ///
+    /// - Parameters:
+    ///   - deadline: When the time is up, an instant of `clock`.
+    ///   - clock: The clock `deadline` belongs to; `ContinuousClock` unless you pass another (a
+    ///     test clock, for example).
+    public func limitRunningTime<C: Clock<Duration>>(until deadline: C.Instant, clock: C = ContinuousClock()) {
+        base.setRunningTimeLimit(until: deadline, clock: clock)
     }
 }

@@ -16,8 +16,9 @@ final class RareState: @unchecked Sendable {
     var armTimeLimit: ArmTimeLimit?
     /// The armed running-time limit, from the start until the operation finishes.
     var timeLimitTimer: DeadlineTimer?
-    /// A running-time limit of zero or less: the operation times out when it starts.
-    var timesOutAtStart = false
+    /// Whether the running-time limit's time is up already (a limit of zero or less, a deadline
+    /// that has passed), asked when the operation starts: it then times out before its work runs.
+    var timeLimitPassedAtStart: (@Sendable () -> Bool)?
     /// Whether the operation is held back from becoming ready (see `holdReadiness(releasedBy:)`).
     var isReadinessHeld = false
     /// Tells the holds apart, so that the timer of a replaced hold releases nothing.
@@ -95,6 +96,7 @@ final class RareState: @unchecked Sendable {
             lifecycleObservers = []
             timeLimitTimer = nil
             armTimeLimit = nil
+            timeLimitPassedAtStart = nil
             readinessTimer = nil
             isReadinessHeld = false
             gate?.stage = .passed(nil)

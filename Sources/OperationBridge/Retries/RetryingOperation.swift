@@ -75,11 +75,9 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     /// wait until the cancelled attempt has ended (see the type's documentation). Immutable: safe
     /// from any thread.
     public let onAttemptTimeout: TimeoutBehavior
-    private let makeAttempt: @Sendable (Int) async -> AsyncResultOperation<Success, Failure>
+    /// Makes, runs and waits for the attempts, shared with ``RepeatingOperation``.
+    private let loop: AttemptLoop<Success, Failure>
     private let shouldRetry: @Sendable (Failure) -> Bool
-    private let sleep: @Sendable (Duration) async throws -> Void
-    /// Limits an attempt's running time; the closure passed runs once the limit timed it out.
-    private let limitAttempt: (@Sendable (AsyncOperation, _ afterTimeOut: @escaping @Sendable () -> Void) -> Void)?
     // Safety: guarded by the inherited `lock`.
     private var startedAttempts = 0
     private var failures: [OperationFailure<Failure>] = []
@@ -124,16 +122,10 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         self.maxAttempts = maxAttempts
         self.backoff = backoff
         self.onAttemptTimeout = onAttemptTimeout
-        self.makeAttempt = makeAttempt
+        self.loop = AttemptLoop(
+            clock: clock, attemptTimeLimit: attemptTimeLimit, onAttemptTimeout: onAttemptTimeout,
+            makeAttempt: makeAttempt)
         self.shouldRetry = retryingWhen
-        self.sleep = { delay in try await clock.sleep(for: delay) }
-        if let attemptTimeLimit {
-            self.limitAttempt = { attempt, afterTimeOut in
-                attempt.setRunningTimeLimit(attemptTimeLimit, clock: clock, afterTimeOut: afterTimeOut)
-            }
-        } else {
-            self.limitAttempt = nil
-        }
         super.init()
     }
 
@@ -210,157 +202,31 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
     /// The attempts, one after another, and the waits between them; ends by finishing.
     private func runAttempts() async {
         var generator = backoff.makeGenerator()
-        var number = 1
-        while true {
-            guard !Task.isCancelled else { return finish() }
-            let attempt = await makeAttempt(number)
-            guard !Task.isCancelled else {
-                attempt.cancel()
-                return finish()
-            }
+        let end = await loop.run(for: self) { number in
             lock.withCriticalSection { startedAttempts = number }
-            guard await run(attempt) != .cancelled else {
-                // This operation was cancelled (or timed out): the attempt was cancelled and has ended.
-                return finish()
-            }
-            // Ended, or timed out and given up on: either way its outcome is decided.
-            let verdict = judge(attempt, isLast: number == maxAttempts)
-            guard case .retry = verdict else { return end(verdict) }
-            let delay = backoff.delay(afterFailedAttempts: number, using: &generator)
-            if delay > .zero {
-                do {
-                    try await sleep(delay)
-                } catch {
-                    return finish()  // cancelled while waiting
-                }
-            }
-            number += 1
-        }
-    }
-
-    /// How the wait for an attempt ended.
-    private enum AttemptWait {
-        /// The attempt has finished.
-        case finished
-        /// Its time limit timed it out, and ``TimeoutBehavior/cancelAndReturn`` gave up on it: its
-        /// outcome (the timeout) is decided, but it may still run.
-        case abandoned
-        /// This operation was cancelled first: the attempt is cancelled, and has ended (or will
-        /// finish without running).
-        case cancelled
-    }
-
-    /// Hands `attempt` to the attempts queue unless it is pending in a queue or has started
-    /// already (see the type's documentation), and waits until it has finished — or, with
-    /// ``TimeoutBehavior/cancelAndReturn``, until its time limit timed it out.
-    private func run(_ attempt: AsyncResultOperation<Success, Failure>) async -> AttemptWait {
-        if attempt.qualityOfService == .default { attempt.qualityOfService = qualityOfService }
-        var timeout: WaitTimeout?
-        if let limitAttempt {
-            let timeUp = AttemptTimeUp()
-            limitAttempt(attempt, timeUp.fire)
-            if onAttemptTimeout == .cancelAndReturn {
-                // The attempt's own limit (measured from its start) stops the wait, not a timer of
-                // the wait's: `WaitTimeout` only gives up on the attempt, already timed out.
-                timeout = WaitTimeout(behavior: .cancelAndReturn, schedule: timeUp.arm)
+        } judge: { attempt, number -> AttemptLoop<Success, Failure>.Next<AttemptLoopEnd<Success, Failure>> in
+            let ending = AttemptEnding(of: attempt)
+            if let failure = ending.failure { lock.withCriticalSection { failures.append(failure) } }
+            let isLast = number == maxAttempts
+            switch ending {
+            case .succeeded(let value):
+                return .end(.succeed(value))
+            case .failed(let error, let cancelledByOthers):
+                if cancelledByOthers { return .end(.cancel(error)) }
+                guard !isLast && shouldRetry(error) else { return .end(.fail(error)) }
+                return .again(after: backoff.delay(afterFailedAttempts: number, using: &generator))
+            case .timedOut:
+                // A timeout that `Failure` cannot express is always transient.
+                if isLast { return .end(.timeOut) }
+                return .again(after: backoff.delay(afterFailedAttempts: number, using: &generator))
+            case .cancelled:
+                return .end(.cancel(nil))
+            case .upstreamFailed(let error):
+                return .end(.upstreamFailed(error))
             }
         }
-        SharedQueues.unbounded.admit(attempt)
-        let finished = await OperationWaiter.waitForFinish(
-            of: attempt, onTaskCancellation: .cancelOperation, timeout: timeout)
-        if finished { return .finished }
-        return timeout?.fired == true ? .abandoned : .cancelled
-    }
-
-    /// What to do after an attempt has finished.
-    private enum Verdict {
-        case retry
-        case succeed(Success)
-        case fail(Failure)
-        /// The attempt was cancelled by someone else; its cancellation failure, if it has one.
-        case cancel(Failure?)
-        case timeOut
-        case upstreamFailed(UpstreamFailedError)
-    }
-
-    /// Judges a finished attempt, and records its failure.
-    private func judge(_ attempt: AsyncResultOperation<Success, Failure>, isLast: Bool) -> Verdict {
-        let timedOut = attempt.bridge.isTimedOut
-        let cancelled = attempt.isCancelled && !timedOut
-        let verdict: Verdict
-        let failure: OperationFailure<Failure>
-        switch attempt.result {
-        case .success(let value):
-            return .succeed(value)
-        case .failure(let error):
-            failure = .failed(error)
-            verdict = cancelled ? .cancel(error) : !isLast && shouldRetry(error) ? .retry : .fail(error)
-        case nil:
-            if let upstream = attempt.bridge.upstreamFailure {
-                failure = .upstreamFailed(upstream)
-                verdict = .upstreamFailed(upstream)
-            } else if timedOut {
-                failure = .timedOut
-                verdict = isLast ? .timeOut : .retry
-            } else {
-                failure = .cancelled
-                verdict = .cancel(nil)
-            }
-        }
-        lock.withCriticalSection { failures.append(failure) }
-        return verdict
-    }
-
-    /// Finishes with a verdict other than ``Verdict/retry``.
-    private func end(_ verdict: Verdict) {
-        switch verdict {
-        case .retry:
-            preconditionFailure("Internal inconsistency: a retry is not an end")
-        case .succeed(let value):
-            finish(with: .success(value))
-        case .fail(let error):
-            finish(with: .failure(error))
-        case .cancel(let error):
-            if let error { cancel(with: error) } else { cancel() }
-            finish()
-        case .timeOut:
-            timeOut()
-            finish()
-        case .upstreamFailed(let error):
-            finishWithoutRunning(reporting: error, onlyIfPending: false)
-        }
-    }
-}
-
-/// Tells the wait for an attempt that the attempt's time limit has timed it out: a one-shot
-/// trigger that a ``WaitTimeout`` arms as its timer.
-///
-/// Safety: `fired` and `action` are only touched while holding `lock`.
-private final class AttemptTimeUp: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fired = false
-    private var action: (@Sendable () -> Void)?
-
-    /// The limit timed the attempt out: runs the armed action, or the one armed later.
-    func fire() {
-        let action = lock.withCriticalSection { () -> (@Sendable () -> Void)? in
-            fired = true
-            return self.action.take()
-        }
-        action?()
-    }
-
-    /// Arms `action`: it runs when the limit times the attempt out — at once when it has already.
-    func arm(_ action: @escaping @Sendable () -> Void) -> DeadlineTimer {
-        let firedAlready = lock.withCriticalSection { () -> Bool in
-            if !fired { self.action = action }
-            return fired
-        }
-        if firedAlready { action() }
-        return DeadlineTimer.manual(onCancel: { [weak self] in
-            guard let self else { return }
-            let dropped = lock.withCriticalSection { self.action.take() }
-            withExtendedLifetime(dropped) {}  // released after the lock
-        })
+        // No end: this operation was cancelled (or timed out), and its running attempt has ended.
+        guard let end else { return finish() }
+        end.finish(self)
     }
 }

@@ -307,6 +307,27 @@ public final class OperationProgress: @unchecked Sendable {
         if hasViews { refreshViews(final: true) }
     }
 
+    /// `operation`, whose progress this is, was paused or resumed (``Bridge/pause()``,
+    /// ``Bridge/resume()``): marks the Foundation views as it is now, those that say otherwise.
+    /// The state is read while the views are written, so that of two calls racing, the views end
+    /// as the operation does. Call it without holding the operation's lock.
+    func operationPauseChanged(_ operation: AsyncOperation) {
+        let views = lock.withCriticalSection { self.views }
+        guard !views.isEmpty else { return }
+        FoundationProgressViews.writing {
+            let paused = operation.bridge.isPaused
+            for view in views where view.isPaused != paused {
+                if let view = view as? OperationProgressView {
+                    view.mark(paused: paused)
+                } else if paused {
+                    view.pause()
+                } else {
+                    view.resume()
+                }
+            }
+        }
+    }
+
     /// The operation has finished: completes the progress if it ran its work (`ran`) and was not
     /// cancelled. Call it without holding the operation's lock.
     func operationFinished(cancelled wasCancelled: Bool, ran: Bool) {
@@ -376,7 +397,9 @@ public final class OperationProgress: @unchecked Sendable {
     /// `FoundationProgressViews.create(_:)`, which refreshes the views of the progress objects
     /// added to `moved` once it has let go of its lock.
     func makeView(moved: inout [OperationProgress]) -> Progress {
-        let view = Progress(parent: nil, userInfo: nil)
+        let owner = lock.withCriticalSection { runningOwner ?? self.owner }
+        let operation = owner as? AsyncOperation
+        let view = operation.map { OperationProgressView(following: $0) } ?? Progress(parent: nil, userInfo: nil)
         if let children {
             // An aggregate's `total` is the sum of its weights, which never changes.
             view.totalUnitCount = lock.withCriticalSection { total }
@@ -384,9 +407,12 @@ public final class OperationProgress: @unchecked Sendable {
                 view.addChild(Self.view(of: child.operation, moved: &moved), withPendingUnitCount: child.weight)
             }
         }
-        let owner = lock.withCriticalSection { runningOwner ?? self.owner }
         if let owner {
             view.cancellationHandler = { [weak owner] in owner?.cancel() }
+        }
+        // Made while the operation is paused: the view says so (and so do its children's).
+        if let view = view as? OperationProgressView, let operation, operation.bridge.isPaused {
+            FoundationProgressViews.writing { view.mark(paused: true) }
         }
         // Written before anyone else can reach it (no observer yet, no other writer); then
         // listed, and written again after the creation if the state moved meanwhile.

@@ -39,8 +39,9 @@ import Foundation
 /// Every member is thread-safe: a report is one atomic addition on Linux (a short lock on Apple
 /// platforms) and allocates nothing, so a tight loop may report every unit; watchers read
 /// snapshots at their own pace (``updates(every:clock:)`` throttles). Cancelling
-/// ``foundationProgress`` cancels the operation. Nothing here suspends or blocks, except
-/// iterating ``updates(every:clock:)``.
+/// ``foundationProgress`` cancels the operation; pausing and resuming it pause and resume the
+/// operation (``Bridge/pause()``). Nothing here suspends or blocks, except iterating
+/// ``updates(every:clock:)``.
 public final class OperationProgress: @unchecked Sendable {
     // Safety: every `var` below is only touched while holding `lock`; `reported` synchronizes
     // itself (reports add to it without `lock`). Foundation's `Progress` objects (`views`) are
@@ -373,6 +374,16 @@ public final class OperationProgress: @unchecked Sendable {
     /// operation is cancelled soon after `cancel()` returns, not necessarily before (cancel the
     /// operation itself where that matters). Once the operation has finished, or been released
     /// (a handle kept from an operation that never ran), it cancels nothing.
+    ///
+    /// Pausing it (`pause()`, or a parent's, which Foundation passes on to its descendants) is the
+    /// operation's ``Bridge/pause()``, on the calling thread before `pause()` returns: a pending
+    /// operation is held back — no queue slot, no start — until `resume()`, its
+    /// ``Bridge/resume()``. An operation that has started goes on (the package's pause holds back
+    /// starts, it never interrupts work), although the object says `isPaused`. The other way
+    /// round, ``Bridge/pause()`` and ``Bridge/resume()`` mark it paused and resumed. For an
+    /// aggregate, pausing it pauses its pending operations. Its `pausingHandler` and
+    /// `resumingHandler` are yours to set; on Apple platforms the package sets them (to bring the
+    /// operation to the object's `isPaused`), and setting your own replaces that.
     ///
     /// On Apple platforms, KVO observers of it (and of its parents, a queue's `progress`
     /// included) run synchronously on the thread that changed the progress — the one reporting,

@@ -1,6 +1,8 @@
 import Foundation
 
-/// How long a ``RetryingOperation`` waits between a failed attempt and the next one.
+/// How long a ``RetryingOperation`` waits between a failed attempt and the next one — or a
+/// ``RepeatingOperation`` between two iterations (its delay after `n` iterations is the one
+/// given after `n` failed attempts).
 ///
 /// ```swift
 /// .constant(.seconds(1))                                            // 1 s, 1 s, 1 s, …

@@ -110,6 +110,31 @@ struct ProgressPauseTests {
         #expect(overall.fractionCompleted == 1)
     }
 
+    @Test("Pausing a running group's Foundation progress holds back its children that have not started; resuming lets it end")
+    func runningGroupPause() async throws {
+        let release = Gate()
+        let first = TaskOperation { () async -> Int in
+            await release.wait()
+            return 1
+        }
+        let second = ProbeOperation()
+        second.addDependency(first)
+        let group = try GroupOperation([first, second]) {}
+        let view = group.progress  // ProgressReporting: its Foundation progress, a parent of the children's
+        let queue = OperationQueue()
+        queue.addOperation(group)
+        try await waitUntilExecuting(first)
+        view.pause()
+        #expect(second.bridge.isPaused && !first.bridge.isPaused && !group.bridge.isPaused)
+        release.open()
+        try await first.bridge.waitForCompletion()
+        #expect(!second.isReady)  // its dependency has finished: only the pause holds it back
+        #expect(second.mainCalls.value == 0 && !group.isFinished)
+        view.resume()
+        try await group.bridge.waitForCompletion()
+        #expect(second.mainCalls.value == 1 && !second.bridge.isPaused)
+    }
+
     @Test("A TaskOperation's progress (ProgressReporting) pauses it; cancelling it while paused finishes it without running")
     func taskOperationProgress() async throws {
         let ran = LockedBox(0)
@@ -175,5 +200,10 @@ struct ProgressPauseTests {
             #expect(operation.mainCalls.value == 1)
         }
         print("ProgressPauseTests.randomizedPauses: \(endedPaused) of \(rounds) rounds ended paused")
+    }
+
+    /// Returns once `operation` is executing, watching its lifecycle events (no timing window).
+    private func waitUntilExecuting(_ operation: AsyncOperation) async throws {
+        for await event in operation.bridge.lifecycleEvents where event == .started { return }
     }
 }

@@ -160,7 +160,7 @@ struct ProgressPauseTests {
         var generator = Stress.generator(for: "ProgressPauseTests.randomizedPauses")
         let queue = OperationQueue()
         var endedPaused = 0
-        let rounds = Stress.iterations(1_000)
+        let rounds = Stress.iterations(2_000)
         for _ in 0..<rounds {
             let operation = ProbeOperation()
             let view = operation.bridge.operationProgress.foundationProgress

@@ -102,7 +102,10 @@ struct AttemptLoop<Success: Sendable, Failure: Error>: Sendable {
     /// Hands `attempt` to the attempts queue unless it is pending in a queue or has started
     /// already, and waits until it has finished — or, with ``TimeoutBehavior/cancelAndReturn``,
     /// until its time limit timed it out.
-    private func run(_ attempt: AsyncResultOperation<Success, Failure>, for owner: AsyncOperation) async -> AttemptWait {
+    private func run(
+        _ attempt: AsyncResultOperation<Success, Failure>,
+        for owner: AsyncOperation
+    ) async -> AttemptWait {
         if attempt.qualityOfService == .default { attempt.qualityOfService = owner.qualityOfService }
         var timeout: WaitTimeout?
         if let limitAttempt {

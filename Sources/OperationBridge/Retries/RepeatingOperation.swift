@@ -115,9 +115,7 @@ public final class RepeatingOperation<Success: Sendable, Failure: Error>: AsyncR
         onIterationTimeout: TimeoutBehavior = .cancelAndReturn,
         continuingAfter: @escaping @Sendable (OperationFailure<Failure>) -> Bool = { _ in false },
         until: @escaping @Sendable (Success) -> Bool,
-        makingIteration makeIteration: @escaping @Sendable (_ iteration: Int) async -> AsyncResultOperation<
-            Success, Failure
-        >
+        makingIteration makeIteration: @escaping @Sendable (Int) async -> AsyncResultOperation<Success, Failure>
     ) {
         if let maxIterations, maxIterations < 1 {
             // `fatalError`, not `preconditionFailure`: the message must survive release builds.

@@ -207,7 +207,9 @@ struct RunningTimeDeadlineTests {
             if operation.mainRunCount == 0 { timedOutAtStart += 1 }
             #expect(clock.pendingSleepers == 0)
         }
-        print("RunningTimeDeadlineTests.deadlineRacingTheStart: \(timedOutAtStart) of \(iterations) timed out at the start")
+        print(
+            "RunningTimeDeadlineTests.deadlineRacingTheStart: \(timedOutAtStart) of \(iterations) timed out at the start"
+        )
     }
 
     /// Adds `operation` to `queue` and returns once it has started and its limit counts.

@@ -8,7 +8,9 @@ import Testing
 /// Foundation progress paused. On Linux the view acts before `pause()` returns.
 @Suite(.timeLimit(.minutes(2)))
 struct ProgressPauseTests {
-    @Test("A parent's pause and resume reach the operation through its view (corelibs test_handlers), and the parent's own handlers still run")
+    @Test(
+        "A parent's pause and resume reach the operation through its view (corelibs test_handlers), and the parent's own handlers still run"
+    )
     func parentPauseAndResume() async throws {
         let parent = Progress(totalUnitCount: 1)
         let parentPaused = Gate()
@@ -38,7 +40,9 @@ struct ProgressPauseTests {
         #expect(operation.bridge.operationProgress.fractionCompleted == 1)
     }
 
-    @Test("The operation's pause marks its Foundation progress paused, resume clears it; a view made while paused says so")
+    @Test(
+        "The operation's pause marks its Foundation progress paused, resume clears it; a view made while paused says so"
+    )
     func operationPauseMarksTheView() async throws {
         let operation = ProbeOperation()
         let view = operation.bridge.operationProgress.foundationProgress
@@ -110,7 +114,9 @@ struct ProgressPauseTests {
         #expect(overall.fractionCompleted == 1)
     }
 
-    @Test("Pausing a running group's Foundation progress holds back its children that have not started; resuming lets it end")
+    @Test(
+        "Pausing a running group's Foundation progress holds back its children that have not started; resuming lets it end"
+    )
     func runningGroupPause() async throws {
         let release = Gate()
         let first = TaskOperation { () async -> Int in
@@ -135,7 +141,9 @@ struct ProgressPauseTests {
         #expect(second.mainCalls.value == 1 && !second.bridge.isPaused)
     }
 
-    @Test("A TaskOperation's progress (ProgressReporting) pauses it; cancelling it while paused finishes it without running")
+    @Test(
+        "A TaskOperation's progress (ProgressReporting) pauses it; cancelling it while paused finishes it without running"
+    )
     func taskOperationProgress() async throws {
         let ran = LockedBox(0)
         let task = TaskOperation { () async -> Int in
@@ -155,7 +163,9 @@ struct ProgressPauseTests {
         #expect(task.isCancelled && ran.current == 0 && task.bridge.operationProgress.isCancelled)
     }
 
-    @Test("Randomized: pauses and resumes through the view and the operation from two threads; they always agree at the end")
+    @Test(
+        "Randomized: pauses and resumes through the view and the operation from two threads; they always agree at the end"
+    )
     func randomizedPauses() async throws {
         var generator = Stress.generator(for: "ProgressPauseTests.randomizedPauses")
         let queue = OperationQueue()

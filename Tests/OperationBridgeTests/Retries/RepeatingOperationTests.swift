@@ -127,7 +127,9 @@ struct RepeatingOperationTests {
         #expect(polling.result == .failure(.cancelled) && made.current == 1)
     }
 
-    @Test("Cancelling the task that runs it cancels the running iteration; one cancelled by someone else ends it cancelled")
+    @Test(
+        "Cancelling the task that runs it cancels the running iteration; one cancelled by someone else ends it cancelled"
+    )
     func cancellationFromOutside() async throws {
         let iteration = ManualResultOperation<Int, FlakyError>()
         let polling = RepeatingOperation(maxIterations: 3, until: { _ in false }) { _ in iteration }
@@ -153,7 +155,8 @@ struct RepeatingOperationTests {
     @Test("An iteration time limit: a timed-out run is a failure the policy may continue after")
     func iterationTimeLimit() async throws {
         let clock = TestClock()
-        let hangsFirst: @Sendable (Int) async throws(FlakyError) -> Int = { (iteration: Int) async throws(FlakyError) -> Int in
+        let hangsFirst: @Sendable (Int) async throws(FlakyError) -> Int = {
+            (iteration: Int) async throws(FlakyError) -> Int in
             guard iteration > 1 else {
                 try? await clock.sleep(for: .seconds(3600))  // hangs until its task is cancelled
                 throw .cancelled

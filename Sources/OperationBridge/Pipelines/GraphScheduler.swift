@@ -24,8 +24,8 @@ import Foundation
 /// Chained steps that take their input from the failed step are left to report it themselves
 /// (their ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
 ///
-/// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks` and
-/// `waitersAbandoned` — is only touched while holding `lock`; queue calls, cancellations and
+/// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks`,
+/// `waitersAbandoned` and `timedOut` — is only touched while holding `lock`; queue calls, cancellations and
 /// callbacks run after the lock is released.
 final class GraphScheduler: @unchecked Sendable {
     /// Called once per operation (by node index), after it has finished. May run on any thread,
@@ -56,6 +56,7 @@ final class GraphScheduler: @unchecked Sendable {
     private var drainWaiters: [CompletionSlot<Bool>] = []
     private var drainCallbacks: [@Sendable () -> Void] = []
     private var waitersAbandoned = false
+    private var timedOut = false
 
     /// Builds the graph and checks it for cycles. Nothing runs yet.
     ///
@@ -208,17 +209,25 @@ final class GraphScheduler: @unchecked Sendable {
     /// - Parameter timingOut: Cancel the package's operations as timed out
     ///   (``AsyncOperation/timeOut()``): a time limit ran out.
     /// - Returns: Whether any operation was unfinished (and the run not cancelled already).
-    /// - Parameter willCancel: Called once it is known that something will be cancelled, before
-    ///   anything is (so that what it records is visible to whoever sees an operation finish).
+    ///   With `true`, ``isTimedOut`` becomes true when anything is cancelled — in the same
+    ///   critical section that marks the set cancelled, before anything is: whoever sees an
+    ///   operation finish, or a concurrent `cancelAll` find the set cancelled already (two timers
+    ///   of one deadline firing together), sees it.
     @discardableResult
-    func cancelAll(timingOut: Bool = false, willCancel: () -> Void = {}) -> Bool {
-        let action = lock.withCriticalSection { machine.cancelAll() }
-        let cancels = !action.cancel.isEmpty || !action.stop.isEmpty
-        if cancels { willCancel() }
+    func cancelAll(timingOut: Bool = false) -> Bool {
+        let (action, cancels) = lock.withCriticalSection { () -> (GraphStateMachine.Action, Bool) in
+            let action = machine.cancelAll()
+            let cancels = !action.cancel.isEmpty || !action.stop.isEmpty
+            if cancels && timingOut { timedOut = true }
+            return (action, cancels)
+        }
         perform(stops: action, timingOut: timingOut)
         launch(action.launch)
         return cancels
     }
+
+    /// Whether ``cancelAll(timingOut:)`` with `true` cancelled unfinished operations. Thread-safe.
+    var isTimedOut: Bool { lock.withCriticalSection { timedOut } }
 
     /// Answers every ``waitForAll()`` pending now with `false`, as if its task had been
     /// cancelled: a time limit ran out and its await returns at once. Later waits return `false`

@@ -3,8 +3,8 @@ import Foundation
 /// One run of a set of operations through the ``GraphScheduler``, with its finished positions
 /// handed to a single consumer. Shared by ``OperationResults`` and ``Pipeline``.
 ///
-/// Safety: `started`, `consumerAttached`, `pendingTimeLimit`, `limitClaimed`, `timeLimit`,
-/// `timedOut` and `progress` are guarded by `lock`; the scheduler and the hand-off are thread-safe.
+/// Safety: `started`, `consumerAttached`, `pendingTimeLimit`, `limitClaimed`, `timeLimit`
+/// and `progress` are guarded by `lock`; the scheduler and the hand-off are thread-safe.
 final class ScheduledRun: @unchecked Sendable {
     let scheduler: GraphScheduler
     let positions: FinishedPositions
@@ -19,7 +19,6 @@ final class ScheduledRun: @unchecked Sendable {
     private var limitClaimed = false
     /// The armed time limit.
     private var timeLimit: RunTimeLimit?
-    private var timedOut = false
     private var progress: OperationProgress?
 
     init(scheduler: GraphScheduler, order: ResultOrder) {
@@ -114,7 +113,7 @@ final class ScheduledRun: @unchecked Sendable {
     }
 
     /// Whether the run's time limit ran out while operations were unfinished. Thread-safe.
-    var isTimedOut: Bool { lock.withCriticalSection { timedOut } }
+    var isTimedOut: Bool { scheduler.isTimedOut }
 
     /// A time limit for one await on the run, with the run's deadline: when it runs out, the
     /// awaited operation times out and the await ends as the run's ``TimeoutBehavior`` says.
@@ -146,10 +145,10 @@ final class ScheduledRun: @unchecked Sendable {
     /// the consumer's iteration and the waits for the whole run end at once.
     private func timeUp(_ behavior: TimeoutBehavior) {
         // Nothing to do when everything has finished, or the run was cancelled (or timed out)
-        // already: that is not a timeout, or not a new one.
-        let cancelled = scheduler.cancelAll(timingOut: true) {
-            lock.withCriticalSection { timedOut = true }
-        }
+        // already: that is not a timeout, or not a new one. The scheduler records the timeout
+        // as it marks the run cancelled, so the second of two timers firing together (the run's
+        // and an await's) returns only after `isTimedOut` is true.
+        let cancelled = scheduler.cancelAll(timingOut: true)
         guard cancelled else { return }
         if behavior == .cancelAndReturn {
             positions.terminate()

@@ -381,6 +381,26 @@ struct WaitGraphTests {
         try? await queue.waitForAllOperations()
     }
 
+    @Test("The migration guide's before and after: a dump of the queue, then its wait graph")
+    func migrationGuide() async {
+        let queue = OperationQueue()
+        queue.name = "guide"
+        queue.isSuspended = true
+        let step = MigrationStep("step")
+        queue.addOperation(step)
+        // Before
+        for operation in queue.operations {
+            print(operation.name ?? "?", operation.isReady, operation.isExecuting)
+        }
+        // After
+        print(queue.waitGraph)
+        #expect(queue.waitGraph.text.contains("- 'step' waits for queue 'guide', which is suspended"))
+        queue.isSuspended = false
+        await step.started.wait()
+        step.done.open()
+        try? await step.bridge.waitForCompletion()
+    }
+
     #if EXIT_TESTS
         @Test("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS prints the wait graph of the queue involved")
         func stuckAwaitPrintsTheQueue() async throws {

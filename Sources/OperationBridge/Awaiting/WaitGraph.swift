@@ -348,49 +348,88 @@ struct WaitGraphBuilder {
         }
     }
 
-    /// One line per path from an operation nobody in the picture waits for to what blocks it.
+    /// What the node waits for, as the phrases of a chain, each with the node it goes on with.
+    private func steps(of node: Int) -> [(phrase: String, next: Int?)] {
+        nodes[node].waits.flatMap { wait -> [(phrase: String, next: Int?)] in
+            let next = next(after: wait)
+            if next.isEmpty { return [(phrase(wait, continuing: nil, inChain: true), nil)] }
+            return next.map { (phrase(wait, continuing: $0, inChain: true), $0) }
+        }
+    }
+
+    /// One line per path from an operation nobody in the picture waits for to what blocks it. A
+    /// node whose waits lead further is spelled out once; later paths through it say "waits as
+    /// shown above". Iterative, and long chains are shortened in the middle, so that a chain of
+    /// thousands of steps costs neither stack nor quadratic text.
     private func chains() -> [String] {
         var waitedFor = Set<Int>()
         for node in nodes { for wait in node.waits { waitedFor.formUnion(next(after: wait)) } }
         var lines: [String] = []
         var expanded = Set<Int>()
-        func walk(_ node: Int, prefix: String, path: Set<Int>) {
-            let connector = path.count == 1 ? " " : ", which "
-            let steps = nodes[node].waits.flatMap { wait -> [(String, Int?)] in
-                let next = next(after: wait)
-                if next.isEmpty { return [(phrase(wait, continuing: nil, inChain: true), nil)] }
-                return next.map { (phrase(wait, continuing: $0, inChain: true), $0) }
+        func walk(from top: Int) {
+            // The phrases taken from `top` to the node on top of `stack`, one per node after `top`.
+            var phrases: [String] = []
+            var stack: [(node: Int, steps: [(phrase: String, next: Int?)], taken: Int)] = []
+            var onPath = Set<Int>()
+            func write(_ last: String) {
+                lines.append(Self.chain(from: nodes[top].label, through: phrases, ending: last))
             }
-            guard !steps.isEmpty else {
-                lines.append(prefix + connector + idlePhrase(nodes[node]))
-                return
+            /// Goes on to `node`; returns whether it is to be walked further.
+            func enter(_ node: Int) -> Bool {
+                let steps = steps(of: node)
+                if steps.isEmpty {
+                    write(idlePhrase(nodes[node]))
+                    return false
+                }
+                if expanded.contains(node) && steps.contains(where: { $0.next != nil }) {
+                    write("waits as shown above")
+                    return false
+                }
+                expanded.insert(node)
+                onPath.insert(node)
+                stack.append((node, steps, 0))
+                return true
             }
-            // A node whose waits were spelled out already, and lead further: refer to them.
-            if expanded.contains(node) && steps.contains(where: { $0.1 != nil }) {
-                lines.append(prefix + connector + "waits as shown above")
-                return
-            }
-            expanded.insert(node)
-            for (phrase, next) in steps {
-                guard let next else {
-                    lines.append(prefix + connector + phrase)
+            _ = enter(top)
+            while let frame = stack.last {
+                guard frame.taken < frame.steps.count else {
+                    stack.removeLast()
+                    onPath.remove(frame.node)
+                    if !stack.isEmpty { phrases.removeLast() }  // the phrase that led to `frame.node`
                     continue
                 }
-                if path.contains(next) {
-                    lines.append(prefix + connector + phrase + ", which waits for it again: a cycle")
-                } else {
-                    walk(next, prefix: prefix + connector + phrase, path: path.union([next]))
+                stack[stack.count - 1].taken += 1
+                let (phrase, next) = frame.steps[frame.taken]
+                guard let next else {
+                    write(phrase)
+                    continue
                 }
+                if onPath.contains(next) {
+                    write(phrase + ", which waits for it again: a cycle")
+                    continue
+                }
+                phrases.append(phrase)
+                if !enter(next) { phrases.removeLast() }
             }
         }
-        for node in nodes.indices where !waitedFor.contains(node) {
-            walk(node, prefix: nodes[node].label, path: [node])
-        }
+        for node in nodes.indices where !waitedFor.contains(node) { walk(from: node) }
         // Cycles that nothing outside them waits for.
-        for node in nodes.indices where !expanded.contains(node) && !nodes[node].waits.isEmpty {
-            walk(node, prefix: nodes[node].label, path: [node])
-        }
+        for node in nodes.indices where !expanded.contains(node) && !nodes[node].waits.isEmpty { walk(from: node) }
         return lines
+    }
+
+    /// "'a' waits for 'b', which waits for …": the phrases in order, then `last`; a chain of more
+    /// than 12 phrases keeps its first 6 and its last 5, and says how many it leaves out.
+    private static func chain(from label: String, through phrases: [String], ending last: String) -> String {
+        var shown: [String]
+        if phrases.count + 1 > 12 {
+            let left = phrases.count + 1 - 11
+            shown = Array(phrases.prefix(6)) + ["… \(left) more waits …"] + Array(phrases.suffix(4))
+        } else {
+            shown = phrases
+        }
+        shown.append(last)
+        return label + " " + shown.joined(separator: ", which ")
     }
 
     // MARK: - DOT

@@ -381,6 +381,22 @@ struct WaitGraphTests {
         try? await queue.waitForAllOperations()
     }
 
+    @Test("A chain of 5,000 steps: one line, shortened in the middle, without recursion")
+    func longChain() async throws {
+        let steps = (0..<5_000).map { MigrationStep("step \($0)") }
+        for (step, next) in zip(steps, steps.dropFirst()) { next.addDependency(step) }
+        let pipeline = try Pipeline(steps, on: OperationQueue())
+        let text = pipeline.waitGraph.text
+        let chains = text.components(separatedBy: "Waiting chains:\n")[1].split(separator: "\n")
+        #expect(chains.count == 1)
+        #expect(
+            chains.first
+                == "- 'step 4999' waits for 'step 4998', which waits for 'step 4997', which waits for 'step 4996', which waits for 'step 4995', which waits for 'step 4994', which waits for 'step 4993', which … 4989 more waits …, which waits for 'step 3', which waits for 'step 2', which waits for 'step 1', which waits for 'step 0', which waits for its pipeline to start"
+        )
+        pipeline.cancel()
+        try await pipeline.waitForCompletion()
+    }
+
     @Test("The migration guide's before and after: a dump of the queue, then its wait graph")
     func migrationGuide() async {
         let queue = OperationQueue()
@@ -429,6 +445,41 @@ struct WaitGraphTests {
             let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
             #expect(message.contains("OperationBridge: an await has been waiting for more than 0.05 s"))
             #expect(message.contains("TaskOperation<Int, Never> 'step': pending (not started)"))
+            #expect(message.contains("Wait graph of queue 'stuck', SUSPENDED"))
+        }
+    #endif
+
+    #if EXIT_TESTS
+        @Test("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS prints the wait graph of an awaited pipeline and of a drained queue")
+        func stuckPipelineAndDrainPrintTheirGraphs() async throws {
+            let exit = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                setenv("OPERATIONBRIDGE_STUCK_AWAIT_SECONDS", "0.05", 1)
+                let pipe = Pipe()
+                let originalError = dup(STDERR_FILENO)
+                dup2(pipe.fileHandleForWriting.fileDescriptor, STDERR_FILENO)
+                let queue = OperationQueue()
+                queue.name = "stuck"
+                queue.isSuspended = true
+                let step = BlockOperation {}
+                step.name = "step"
+                let pipeline = try! Pipeline([step], on: queue)
+                let awaitingPipeline = Task { try await pipeline.waitForCompletion() }
+                let draining = Task { try await queue.waitForAllOperations() }
+                var logged = ""
+                while !(logged.contains("Wait graph of a pipeline of 1 step")
+                    && logged.contains("a wait for all operations of a queue has been waiting"))
+                {
+                    logged += String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+                }
+                queue.isSuspended = false
+                try? await awaitingPipeline.value
+                try? await draining.value
+                dup2(originalError, STDERR_FILENO)
+                FileHandle.standardError.write(Data(logged.utf8))
+            }
+            let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
+            #expect(message.contains("OperationBridge: an await of a pipeline has been waiting for more than 0.05 s"))
+            #expect(message.contains("- 'step' waits for queue 'stuck', which is suspended"))
             #expect(message.contains("Wait graph of queue 'stuck', SUSPENDED"))
         }
     #endif

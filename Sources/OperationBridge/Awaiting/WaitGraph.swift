@@ -77,7 +77,9 @@ extension OperationQueue {
     public var waitGraph: WaitGraph {
         var builder = WaitGraphBuilder(title: "queue \(QueueFacts(self).quotedName)", mainQueue: self, scope: "queue")
         // The package's own markers (`waitForAllOperations()`'s) are no work of the user's.
-        let listed = operations.filter { !$0.isFinished && (($0 as? AsyncOperation)?.countsTowardQueueProgress ?? true) }
+        let listed = operations.filter {
+            !$0.isFinished && (($0 as? AsyncOperation)?.countsTowardQueueProgress ?? true)
+        }
         for operation in listed { builder.add(operation, placement: .queue(self), seed: true) }
         builder.finish(heading: "Wait graph of queue \(builder.queues[0].description)")
         return WaitGraph(builder)
@@ -311,7 +313,8 @@ struct WaitGraphBuilder {
             switch holder {
             case .node(let node): return "waits for exclusivity key '\(key)', held by \(nodes[node].label); \(line)"
             case .task(let task):
-                return "waits for exclusivity key '\(key)', held by a task in withExclusiveAccess at \(tasks[task]); \(line)"
+                return
+                    "waits for exclusivity key '\(key)', held by a task in withExclusiveAccess at \(tasks[task]); \(line)"
             case .released: return "waits for exclusivity key '\(key)', held by an operation (released); \(line)"
             case .free: return "waits for exclusivity key '\(key)' (free); \(line)"
             }
@@ -327,7 +330,8 @@ struct WaitGraphBuilder {
             return "waits for queue \(queues[queue].quotedName), which is suspended"
         case .queueSlot(let queue):
             let facts = queues[queue]
-            let slots = "a free slot of queue \(facts.quotedName) (\(facts.executing.count) of \(facts.width ?? 0) in use)"
+            let slots =
+                "a free slot of queue \(facts.quotedName) (\(facts.executing.count) of \(facts.width ?? 0) in use)"
             guard let continuing else { return "waits for \(slots)" }
             return "waits for \(slots), held by \(nodes[continuing].label)"
         case .readyInQueue(let queue):
@@ -501,7 +505,8 @@ struct WaitGraphBuilder {
         }
         for queue in slotQueues {
             for holder in slotHolders(queue) {
-                lines.append("  q\(queue + 1) -> n\(holder + 1) [label=\"slot held by\", color=\"#777777\", style=dashed];")
+                lines.append(
+                    "  q\(queue + 1) -> n\(holder + 1) [label=\"slot held by\", color=\"#777777\", style=dashed];")
             }
         }
         lines.append("}")

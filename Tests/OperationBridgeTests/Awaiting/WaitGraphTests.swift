@@ -47,14 +47,22 @@ struct WaitGraphTests {
         fetch.addDependency(login)
         queue.addOperation(fetch)
         let graph = queue.waitGraph
-        #expect(graph.text.contains("- 'fetch' (MigrationStep): pending (not started), not cancelled\n    waits for 'login'"))
-        #expect(graph.text.contains("- 'login' (BlockOperation) [outside the queue]: pending (not started), not cancelled"))
+        #expect(
+            graph.text.contains(
+                "- 'fetch' (MigrationStep): pending (not started), not cancelled\n    waits for 'login'"))
+        #expect(
+            graph.text.contains("- 'login' (BlockOperation) [outside the queue]: pending (not started), not cancelled"))
         #expect(
             graph.text.contains(
                 "- 'fetch' waits for 'login', which is in no queue the package knows of: if it was never added to one, nothing starts it"
             ))
-        #expect(graph.dot.contains("n1 -> n2 [label=\"dependency\", color=\"#d62728\", fontcolor=\"#d62728\", penwidth=2.5];"))
-        #expect(graph.dot.contains("n2 [label=\"'login'\\nBlockOperation\\npending (outside the queue)\\nin no queue known to the package\""))
+        #expect(
+            graph.dot.contains(
+                "n1 -> n2 [label=\"dependency\", color=\"#d62728\", fontcolor=\"#d62728\", penwidth=2.5];"))
+        #expect(
+            graph.dot.contains(
+                "n2 [label=\"'login'\\nBlockOperation\\npending (outside the queue)\\nin no queue known to the package\""
+            ))
         queue.addOperation(login)
         await fetch.started.wait()
         fetch.done.open()
@@ -80,7 +88,8 @@ struct WaitGraphTests {
         let graph = queue.waitGraph
         #expect(graph.text.contains("    waits for its conditions to be checked: 'signed in'"))
         #expect(graph.text.contains("- 'upload' waits for its conditions to be checked: 'signed in'"))
-        #expect(graph.dot.contains("checking conditions: 'signed in'\", style=\"rounded,filled\", fillcolor=\"#f8d0cc\"];"))
+        #expect(
+            graph.dot.contains("checking conditions: 'signed in'\", style=\"rounded,filled\", fillcolor=\"#f8d0cc\"];"))
         #expect(upload.bridge.pendingDiagnostics.contains("its conditions are being checked: 'signed in'"))
         signedIn.open()
         await upload.started.wait()
@@ -101,11 +110,18 @@ struct WaitGraphTests {
         queue.addOperation(waiter)
         await until { waiter.bridge.pendingDiagnostics.contains("for exclusivity key 'database'") }
         let graph = queue.waitGraph
-        #expect(graph.text.contains("- 'holder' (MigrationStep): executing, not cancelled\n    holds exclusivity key 'database'\n    is running"))
+        #expect(
+            graph.text.contains(
+                "- 'holder' (MigrationStep): executing, not cancelled\n    holds exclusivity key 'database'\n    is running"
+            ))
         #expect(graph.text.contains("    waits for exclusivity key 'database', held by 'holder'; first in line"))
-        #expect(graph.text.contains("- 'waiter' waits for exclusivity key 'database', held by 'holder', which is running"))
+        #expect(
+            graph.text.contains("- 'waiter' waits for exclusivity key 'database', held by 'holder', which is running"))
         #expect(graph.dot.contains("n2 -> n1 [label=\"key 'database'\""))
-        #expect(graph.dot.contains("n1 [label=\"'holder'\\nMigrationStep\\nrunning\\nholds key 'database'\", style=\"rounded,filled\", fillcolor=\"#d9f0d3\"];"))
+        #expect(
+            graph.dot.contains(
+                "n1 [label=\"'holder'\\nMigrationStep\\nrunning\\nholds key 'database'\", style=\"rounded,filled\", fillcolor=\"#d9f0d3\"];"
+            ))
         holder.done.open()
         await waiter.started.wait()
 
@@ -126,9 +142,15 @@ struct WaitGraphTests {
         queue.addOperation(late)
         await until { late.bridge.pendingDiagnostics.contains("for exclusivity key 'database'") }
         let taskGraph = queue.waitGraph
-        #expect(taskGraph.text.contains("- 'late' waits for exclusivity key 'database', held by a task in withExclusiveAccess at OperationBridgeTests/WaitGraphTests.swift:"))
+        #expect(
+            taskGraph.text.contains(
+                "- 'late' waits for exclusivity key 'database', held by a task in withExclusiveAccess at OperationBridgeTests/WaitGraphTests.swift:"
+            ))
         #expect(taskGraph.dot.contains("n1 -> t1 [label=\"key 'database'\""))
-        #expect(taskGraph.dot.contains("t1 [shape=ellipse, label=\"a task in withExclusiveAccess\\nOperationBridgeTests/WaitGraphTests.swift:"))
+        #expect(
+            taskGraph.dot.contains(
+                "t1 [shape=ellipse, label=\"a task in withExclusiveAccess\\nOperationBridgeTests/WaitGraphTests.swift:")
+        )
         release.open()
         try? await task.value
         late.done.open()
@@ -145,7 +167,8 @@ struct WaitGraphTests {
         let graph = queue.waitGraph
         #expect(graph.text.contains("- 'reminder' waits for its delayed start"))
         #expect(graph.dot.contains("\\ndelayed start\", style=\"rounded,filled\""))
-        #expect(reminder.bridge.pendingDiagnostics.contains("delayed: it becomes ready once its delayed start has passed"))
+        #expect(
+            reminder.bridge.pendingDiagnostics.contains("delayed: it becomes ready once its delayed start has passed"))
         clock.advance(by: .seconds(30))
         await reminder.started.wait()
         #expect(queue.waitGraph.text.contains("- 'reminder' is running"))
@@ -168,7 +191,10 @@ struct WaitGraphTests {
                 "- 'notify' waits for 'upload', which is paused: it becomes ready only after bridge.resume()"))
         #expect(!graph.text.contains("- 'upload' is paused"))  // not a chain of its own: 'notify' waits for it
         #expect(graph.dot.contains("n2 -> n1 [label=\"dependency\""))
-        #expect(graph.dot.contains("n1 [label=\"'upload'\\nMigrationStep\\npending\\npaused\", style=\"rounded,filled\", fillcolor=\"#f8d0cc\"];"))
+        #expect(
+            graph.dot.contains(
+                "n1 [label=\"'upload'\\nMigrationStep\\npending\\npaused\", style=\"rounded,filled\", fillcolor=\"#f8d0cc\"];"
+            ))
         #expect(upload.bridge.pendingDiagnostics.contains("paused: it becomes ready only after bridge.resume()"))
         upload.bridge.resume()
         await upload.started.wait()
@@ -231,7 +257,10 @@ struct WaitGraphTests {
         step.cancel()
         queue.addOperation(step)
         let text = queue.waitGraph.text
-        #expect(text.contains("- 'step' (MigrationStep): pending (not started), cancelled\n    waits for queue 'cancelled', which is suspended"))
+        #expect(
+            text.contains(
+                "- 'step' (MigrationStep): pending (not started), cancelled\n    waits for queue 'cancelled', which is suspended"
+            ))
         #expect(!text.contains("BlockOperation"))
         queue.isSuspended = false
         try? await step.bridge.waitForCompletion()
@@ -248,7 +277,8 @@ struct WaitGraphTests {
         second.addDependency(first)
         queue.addOperationsWithoutWaiting([first, second])
         let text = queue.waitGraph.text
-        #expect(text.contains("- 'first' waits for 'second', which waits for 'first', which waits for it again: a cycle"))
+        #expect(
+            text.contains("- 'first' waits for 'second', which waits for 'first', which waits for it again: a cycle"))
         first.cancel()
         second.cancel()
         try? await [first, second].waitForCompletion()
@@ -265,7 +295,8 @@ struct WaitGraphTests {
         let plain = BlockOperation {}
         queue.addOperationsWithoutWaiting([unnamed, twin1, twin2, plain])
         let graph = queue.waitGraph
-        #expect(graph.text.contains("- ManualResultOperation<Int, TransferError> #1: pending (not started), not cancelled"))
+        #expect(
+            graph.text.contains("- ManualResultOperation<Int, TransferError> #1: pending (not started), not cancelled"))
         #expect(graph.text.contains("- 'twin' #2 (MigrationStep): pending"))
         #expect(graph.text.contains("- 'twin' #3 (MigrationStep): pending"))
         #expect(graph.text.contains("- BlockOperation #4: pending"))
@@ -315,8 +346,11 @@ struct WaitGraphTests {
         store.addDependency(parse)
         let pipeline = try Pipeline([fetch, parse, store], on: queue)
         let before = pipeline.waitGraph
-        #expect(before.text.hasPrefix("Wait graph of a pipeline of 3 steps, 0 finished, not started, on queue 'pipeline'"))
-        #expect(before.text.contains("- 'store' waits for 'parse', which waits for 'fetch', which waits for its pipeline to start"))
+        #expect(
+            before.text.hasPrefix("Wait graph of a pipeline of 3 steps, 0 finished, not started, on queue 'pipeline'"))
+        #expect(
+            before.text.contains(
+                "- 'store' waits for 'parse', which waits for 'fetch', which waits for its pipeline to start"))
         #expect(before.dot.contains("pipeline not started"))
         #expect(queue.waitGraph.text.hasSuffix("Nothing is pending or running."))
 
@@ -350,7 +384,10 @@ struct WaitGraphTests {
         pipeline.start()
         let text = pipeline.waitGraph.text
         #expect(text.contains("- 'other work' (MigrationStep) [outside the pipeline]: executing, not cancelled"))
-        #expect(text.contains("- 'step' waits for a free slot of queue 'shared' (1 of 1 in use), held by 'other work', which is running"))
+        #expect(
+            text.contains(
+                "- 'step' waits for a free slot of queue 'shared' (1 of 1 in use), held by 'other work', which is running"
+            ))
         other.done.open()
         await step.started.wait()
         step.done.open()

@@ -127,6 +127,8 @@ struct WaitGraphBuilder {
 
     struct Node {
         let operation: Operation
+        /// The operation's `name`, read once: the label, the text and the DOT agree on it.
+        let name: String?
         let facts: WaitFacts
         /// One of the operations of the queue or pipeline pictured (not one found outside it).
         let isSeed: Bool
@@ -156,7 +158,10 @@ struct WaitGraphBuilder {
     mutating func add(_ operation: Operation, placement: QueuePlacement? = nil, seed: Bool = false) -> Int {
         if let node = nodeIndex[ObjectIdentifier(operation)] { return node }
         nodeIndex[ObjectIdentifier(operation)] = nodes.count
-        nodes.append(Node(operation: operation, facts: WaitFacts(operation, placement: placement), isSeed: seed))
+        nodes.append(
+            Node(
+                operation: operation, name: operation.name, facts: WaitFacts(operation, placement: placement),
+                isSeed: seed))
         return nodes.count - 1
     }
 
@@ -232,10 +237,10 @@ struct WaitGraphBuilder {
     /// Names every node: `'name'`, or the type and position; names given twice get the position.
     private mutating func name() {
         var count: [String: Int] = [:]
-        for node in nodes { if let name = node.operation.name { count[name, default: 0] += 1 } }
+        for node in nodes { if let name = node.name { count[name, default: 0] += 1 } }
         for index in nodes.indices {
             let operation = nodes[index].operation
-            if let name = operation.name {
+            if let name = nodes[index].name {
                 nodes[index].label = count[name] == 1 ? "'\(name)'" : "'\(name)' #\(index + 1)"
             } else {
                 nodes[index].label = "\(type(of: operation)) #\(index + 1)"
@@ -275,7 +280,7 @@ struct WaitGraphBuilder {
         }
         lines.append("Operations:")
         for node in nodes {
-            let type = node.operation.name == nil ? "" : " (\(typeName(node)))"
+            let type = node.name == nil ? "" : " (\(typeName(node)))"
             let outside = node.isSeed ? "" : " [outside the \(scope)]"
             lines.append("- \(node.label)\(type)\(outside): \(node.facts.stateText)")
             if case .holding(let keys, _)? = node.facts.exclusivity, node.facts.phase != .pending {
@@ -447,7 +452,7 @@ struct WaitGraphBuilder {
         ]
         for (index, node) in nodes.enumerated() {
             var label = [node.label]
-            if node.operation.name != nil { label.append(typeName(node)) }
+            if node.name != nil { label.append(typeName(node)) }
             var state =
                 switch node.facts.phase {
                 case .pending: "pending"

@@ -197,10 +197,13 @@ struct QueueFacts {
     let executing: [Operation]
     /// How many listed operations have neither started nor finished.
     let pendingCount: Int
+    /// The operations the queue lists.
+    let listed: Set<ObjectIdentifier>
 
     init(_ queue: OperationQueue) {
         self.queue = queue
         let listed = queue.operations
+        self.listed = Set(listed.lazy.map(ObjectIdentifier.init))
         var executing: [Operation] = []
         var finished = 0
         for operation in listed {

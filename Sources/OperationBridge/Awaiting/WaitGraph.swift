@@ -153,11 +153,15 @@ struct WaitGraphBuilder {
         if let mainQueue { _ = queue(mainQueue) }
     }
 
-    /// Adds `operation` unless it is in the picture already; returns its node.
+    /// Adds `operation` unless it is in the picture already; returns its node. Without a
+    /// `placement`, an operation that a queue of the picture lists is in that queue; any other is
+    /// where the package thinks it is.
     @discardableResult
     mutating func add(_ operation: Operation, placement: QueuePlacement? = nil, seed: Bool = false) -> Int {
-        if let node = nodeIndex[ObjectIdentifier(operation)] { return node }
-        nodeIndex[ObjectIdentifier(operation)] = nodes.count
+        let id = ObjectIdentifier(operation)
+        if let node = nodeIndex[id] { return node }
+        nodeIndex[id] = nodes.count
+        let placement = placement ?? queues.first { $0.listed.contains(id) }.map { .queue($0.queue) }
         nodes.append(
             Node(
                 operation: operation, name: operation.name, facts: WaitFacts(operation, placement: placement),

@@ -26,6 +26,25 @@ final class MigrationStep: AsyncOperation, @unchecked Sendable {
     }
 }
 
+/// An operation that is not the package's and that is not ready until `release()`: its own
+/// `isReady` says so.
+///
+/// Safety: `released` is only touched while holding `lock`.
+final class HeldBackOperation: Operation, @unchecked Sendable {
+    private let lock = NSLock()
+    private var released = false
+
+    override var isReady: Bool { lock.withLock { released } && super.isReady }
+
+    func release() {
+        willChangeValue(forKey: "isReady")
+        lock.withLock { released = true }
+        didChangeValue(forKey: "isReady")
+    }
+
+    override func main() {}
+}
+
 /// Suspends until `condition` holds, yielding in between: for states that the package reaches on
 /// another thread with no event to wait for (a queue asking for an operation's readiness). The
 /// outcome never depends on timing; only how long the loop turns does.
@@ -244,6 +263,49 @@ struct WaitGraphTests {
         await step.started.wait()
         step.done.open()
         try? await step.bridge.waitForCompletion()
+    }
+
+    @Test("An operation that is not the package's, with an isReady of its own that says no")
+    func notReady() async {
+        let queue = OperationQueue()
+        queue.name = "own readiness"
+        let held = HeldBackOperation()
+        held.name = "held"
+        queue.addOperation(held)
+        let graph = queue.waitGraph
+        #expect(graph.text.contains("- 'held' is not ready: its own isReady is false"))
+        #expect(graph.dot.contains("not ready (its isReady is false)\", style=\"rounded,filled\""))
+        held.release()
+        try? await held.bridge.waitForCompletion()
+    }
+
+    @Test("A pipeline step's dependency outside the pipeline, listed in its queue, is shown in that queue")
+    func readyAndListed() async throws {
+        let queue = OperationQueue()
+        queue.name = "listed"
+        queue.isSuspended = true
+        let outside = BlockOperation {}
+        outside.name = "outside"
+        queue.addOperation(outside)  // in the queue, not in the pipeline
+        let step = MigrationStep("step")
+        step.addDependency(outside)
+        let pipeline = try Pipeline([step], on: queue)
+        pipeline.start()
+        let text = pipeline.waitGraph.text
+        #expect(
+            text.contains(
+                "- 'step' waits for 'outside', which waits for queue 'listed', which is suspended"))
+        #expect(text.contains("- 'outside' (BlockOperation) [outside the pipeline]: pending (not started)"))
+        queue.isSuspended = false
+        await step.started.wait()
+        // Once the queue runs: an operation added by hand that depends on the running step.
+        let ready = BlockOperation {}
+        ready.name = "ready"
+        ready.addDependency(step)
+        queue.addOperation(ready)
+        #expect(queue.waitGraph.text.contains("- 'ready' waits for 'step', which is running"))
+        step.done.open()
+        try? await ready.bridge.waitForCompletion()
     }
 
     @Test("A cancelled operation waits for its queue only, not for its dependencies")

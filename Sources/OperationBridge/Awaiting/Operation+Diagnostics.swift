@@ -246,9 +246,9 @@ struct QueueFacts {
 
 /// Logs awaits that last longer than `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` to standard error: an
 /// operation's with its ``Bridge/pendingDiagnostics`` and the ``WaitGraph`` of its queue when the
-/// package knows the queue, a pipeline's and a queue drain's with their ``WaitGraph``, a wait for
-/// exclusivity keys with the keys, their holders and since when. Off (and free) when the variable
-/// is not set.
+/// package knows the queue (otherwise the operation's own ``Bridge/waitGraph``), a pipeline's and
+/// a queue drain's with their ``WaitGraph``, a wait for exclusivity keys with the keys, their
+/// holders and since when. Off (and free) when the variable is not set.
 enum StuckAwaitWatchdog {
     /// The threshold in seconds, read once from the environment; `nil` when unset or not positive.
     static let threshold: Double? = {
@@ -266,9 +266,9 @@ enum StuckAwaitWatchdog {
         let queue = WeakQueue(object: queue ?? (operation as? AsyncOperation)?.admittedQueue)
         return watch(what: "an await") { [weak operation] in
             guard let operation, !operation.isFinished else { return nil }
-            var report = operation.diagnosticReport + "\n"
-            if let queue = queue.object { report += queue.waitGraph.text + "\n" }
-            return report
+            // The queue's graph when the queue is known; otherwise what the operation waits for.
+            let graph = queue.object?.waitGraph ?? WaitGraph(operation: operation)
+            return operation.diagnosticReport + "\n" + graph.text + "\n"
         }
     }
 

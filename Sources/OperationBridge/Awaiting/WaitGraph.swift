@@ -86,6 +86,37 @@ extension OperationQueue {
     }
 }
 
+extension Bridge {
+    /// A picture of what the operation waits for, and what that waits for in turn, down to what
+    /// blocks it; see ``WaitGraph``.
+    ///
+    /// ```swift
+    /// print(report.bridge.waitGraph)
+    /// // - 'report' waits for 'reindex', which is paused: it becomes ready only after bridge.resume()
+    /// ```
+    ///
+    /// The operation comes first, then the operations it waits for — unfinished dependencies,
+    /// holders of its exclusivity keys, the holders of its queue's slots — found by following the
+    /// waits. Its queue is the one the package knows (it added the operation there, or found it
+    /// there); for the whole of a queue or pipeline, use ``Foundation/OperationQueue/waitGraph``
+    /// or ``Pipeline/waitGraph``.
+    ///
+    /// ## Cancellation and threading
+    /// A snapshot of the moment it is read; reading it changes nothing and cancels nothing. Safe
+    /// from any thread (see ``WaitGraph``).
+    public var waitGraph: WaitGraph { WaitGraph(operation: base) }
+}
+
+extension WaitGraph {
+    /// The wait graph rooted at `operation`: it and what it waits for, transitively.
+    init(operation: Operation) {
+        var builder = WaitGraphBuilder(title: operation.diagnosticName, mainQueue: nil, scope: nil)
+        builder.add(operation, seed: true)
+        builder.finish(heading: "Wait graph of \(operation.diagnosticName)")
+        self.init(builder)
+    }
+}
+
 /// Gathers the ``WaitFacts`` of the operations of a picture, follows what they wait for, and
 /// writes the picture out as text and as DOT.
 struct WaitGraphBuilder {
@@ -137,8 +168,8 @@ struct WaitGraphBuilder {
     }
 
     let title: String
-    /// "queue" or "pipeline", for operations outside it.
-    let scope: String
+    /// "queue" or "pipeline", for operations outside it; `nil` for the graph of one operation.
+    let scope: String?
     private(set) var nodes: [Node] = []
     private var nodeIndex: [ObjectIdentifier: Int] = [:]
     private(set) var queues: [QueueFacts] = []
@@ -147,7 +178,7 @@ struct WaitGraphBuilder {
     private var tasks: [String] = []
     private var heading = ""
 
-    init(title: String, mainQueue: OperationQueue?, scope: String) {
+    init(title: String, mainQueue: OperationQueue?, scope: String?) {
         self.title = title
         self.scope = scope
         if let mainQueue { _ = queue(mainQueue) }
@@ -285,7 +316,7 @@ struct WaitGraphBuilder {
         lines.append("Operations:")
         for node in nodes {
             let type = node.name == nil ? "" : " (\(typeName(node)))"
-            let outside = node.isSeed ? "" : " [outside the \(scope)]"
+            let outside = node.isSeed ? "" : scope.map { " [outside the \($0)]" } ?? ""
             lines.append("- \(node.label)\(type)\(outside): \(node.facts.stateText)")
             if case .holding(let keys, _)? = node.facts.exclusivity, node.facts.phase != .pending {
                 lines.append("    holds exclusivity \(keys.count == 1 ? "key" : "keys") \(quoted(keys))")
@@ -465,7 +496,7 @@ struct WaitGraphBuilder {
                 case .finished: "finished"
                 }
             if node.facts.isCancelled { state += ", cancelled" }
-            if !node.isSeed { state += " (outside the \(scope))" }
+            if !node.isSeed, let scope { state += " (outside the \(scope))" }
             label.append(state)
             if case .holding(let keys, _)? = node.facts.exclusivity, node.facts.phase != .pending {
                 label.append("holds \(keys.count == 1 ? "key" : "keys") \(quoted(keys))")

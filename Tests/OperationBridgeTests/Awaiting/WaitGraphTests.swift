@@ -89,6 +89,37 @@ struct WaitGraphTests {
         #expect(queue.waitGraph.text.hasSuffix("Nothing is pending or running."))
     }
 
+    @Test("The graph of one operation: it, then what it waits for, transitively")
+    func oneOperation() async {
+        let queue = OperationQueue()
+        queue.name = "one"
+        let reindex = MigrationStep("reindex")
+        reindex.bridge.pause()
+        let verify = MigrationStep("verify")
+        let report = MigrationStep("report")
+        report.addDependency(verify)
+        report.addDependency(reindex)
+        let unrelated = MigrationStep("unrelated")
+        unrelated.bridge.pause()
+        queue.addOperation(reindex)
+        queue.addOperation(unrelated)
+        let graph = report.bridge.waitGraph
+        #expect(graph.text.hasPrefix("Wait graph of MigrationStep 'report':\nOperations:\n- 'report' (MigrationStep)"))
+        #expect(graph.text.contains("- 'report' waits for 'verify', which is in no queue: it starts only once"))
+        #expect(graph.text.contains("- 'report' waits for 'reindex', which is paused"))
+        #expect(!graph.text.contains("unrelated"))
+        #expect(!graph.text.contains("[outside"))
+        #expect(graph.dot.contains("graph [label=\"MigrationStep 'report'\""))
+        queue.addOperation(verify)
+        queue.addOperation(report)
+        for step in [reindex, unrelated] { step.bridge.resume() }
+        for step in [reindex, unrelated, verify, report] {
+            await step.started.wait()
+            step.done.open()
+        }
+        try? await queue.waitForAllOperations()
+    }
+
     @Test("A condition being checked")
     func conditionBeingChecked() async {
         let queue = OperationQueue()

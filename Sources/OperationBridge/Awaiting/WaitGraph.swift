@@ -29,7 +29,8 @@ import Foundation
 /// In the DOT graph, an arrow goes from an operation to what it waits for; waiting arrows are red
 /// and bold. Operations that block others without waiting for anything in the picture (paused,
 /// delayed, checking a condition, in no queue…) are filled red, running ones green; a queue is a
-/// folder, with dashed arrows to the operations holding its slots when something waits for one.
+/// folder — filled red when suspended — with dashed arrows to the operations holding its slots
+/// when something waits for one.
 ///
 /// ## Cancellation and threading
 /// A snapshot: reading it changes nothing — it starts no condition check, asks for no key and

@@ -644,7 +644,6 @@ struct WaitGraphTests {
         await thumbnails.started.wait()
         queue.addOperationsWithoutWaiting([migrate, verify, reindex, report, upload, cleanup])
         await until { migrate.bridge.pendingDiagnostics.contains("for exclusivity key 'db'") }
-        print(queue.waitGraph)
         return (queue, [export, thumbnails, migrate, verify, reindex, report, upload, cleanup, login])
     }
 }

@@ -12,10 +12,12 @@ import Foundation
 /// // then: dot -Tsvg queue.dot -o queue.svg
 /// ```
 ///
-/// Get one from ``Foundation/OperationQueue/waitGraph`` or ``Pipeline/waitGraph``. It is the
-/// picture of a whole queue or pipeline that ``Bridge/pendingDiagnostics`` gives of one
-/// operation, made from the same facts. With `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` set, an await
-/// that lasts longer prints it for the queue involved, when the package knows that queue.
+/// Get one from ``Foundation/OperationQueue/waitGraph`` or ``Pipeline/waitGraph`` — or from
+/// ``Bridge/waitGraph`` for one operation and what it waits for in turn. It is the picture of a
+/// whole queue or pipeline that ``Bridge/pendingDiagnostics`` gives of one operation, made from
+/// the same facts. With `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` set, an await that lasts longer
+/// prints it for the queue involved when the package knows that queue, for the operation
+/// otherwise (see <doc:StuckQueues>).
 ///
 /// ## Contents
 /// The operations are those of the queue (or pipeline) that have not finished — listed in the
@@ -62,7 +64,7 @@ extension OperationQueue {
     ///
     /// ```swift
     /// print(queue.waitGraph)
-    /// // Wait graph of queue 'migration' (1 of 1 slots in use — SATURATED, 2 pending):
+    /// // Wait graph of queue 'migration', 1 of 1 slots in use — SATURATED, 2 pending:
     /// // …
     /// // Waiting chains:
     /// // - 'verify' waits for 'migrate', which waits for a free slot of queue 'migration' (1 of 1 in use), held by 'export', which is running

@@ -22,8 +22,8 @@ import Foundation
 /// ## Contents
 /// The operations are those of the queue (or pipeline) that have not finished — listed in the
 /// queue's (the pipeline's) order — followed by the operations outside it that they wait for,
-/// found by following unfinished dependencies and the holders of exclusivity keys, in the order
-/// found. An operation is named by its `name` in quotes when it has one (`'export'`), otherwise by
+/// found by following unfinished dependencies, the children of running groups
+/// (``GroupOperation``) and the holders of exclusivity keys, in the order found. An operation is named by its `name` in quotes when it has one (`'export'`), otherwise by
 /// its type and its position in the picture (`BlockOperation #3`); names given twice get their
 /// position too. The same state always gives the same text and the same DOT, byte for byte, so
 /// both can be compared with a checked-in copy.
@@ -127,6 +127,8 @@ struct WaitGraphBuilder {
     enum Wait {
         /// An unfinished dependency, by node.
         case dependency(Int)
+        /// An unfinished child of a running group, by node.
+        case child(Int)
         /// An exclusivity key, and who holds it.
         case key(ExclusivityKey, holder: KeyHolder, ahead: Int)
         /// Its conditions, being checked.
@@ -225,7 +227,13 @@ struct WaitGraphBuilder {
 
     private mutating func waits(of node: Int) -> [Wait] {
         let facts = nodes[node].facts
-        guard facts.phase == .pending else { return [] }
+        guard facts.phase == .pending else {
+            // A running group waits for its children.
+            guard facts.phase != .finished, let group = nodes[node].operation as? any WaitsForChildren else {
+                return []
+            }
+            return group.childOperations.filter { !$0.isFinished }.map { .child(add($0)) }
+        }
         var waits: [Wait] = []
         // A cancelled operation is ready whatever it waits for: its queue finishes it when it starts it.
         if !facts.isCancelled {
@@ -292,7 +300,7 @@ struct WaitGraphBuilder {
     /// the holders of a queue's slots), none when it ends there.
     private func next(after wait: Wait) -> [Int] {
         switch wait {
-        case .dependency(let node): [node]
+        case .dependency(let node), .child(let node): [node]
         case .key(_, .node(let node), _): [node]
         case .queueSlot(let queue): slotHolders(queue)
         case .key, .conditions, .paused, .delayed, .pipelineStart, .suspendedQueue, .readyInQueue, .placement,
@@ -348,6 +356,8 @@ struct WaitGraphBuilder {
         switch wait {
         case .dependency(let node):
             return "waits for \(nodes[node].label)"
+        case .child(let node):
+            return "waits for its child \(nodes[node].label)"
         case .key(let key, let holder, let ahead):
             let line = ahead == 0 ? "first in line" : "\(ahead) waiting ahead"
             if inChain, case .node(let node) = holder {
@@ -530,6 +540,8 @@ struct WaitGraphBuilder {
                 switch wait {
                 case .dependency(let to):
                     lines.append("  \(from) -> n\(to + 1) [label=\"dependency\", \(waiting)];")
+                case .child(let to):
+                    lines.append("  \(from) -> n\(to + 1) [label=\"child\", \(waiting)];")
                 case .key(let key, .node(let to), _):
                     lines.append("  \(from) -> n\(to + 1) [label=\(Self.quote("key '\(key)'")), \(waiting)];")
                 case .key(let key, .task(let task), _):
@@ -585,7 +597,7 @@ struct WaitGraphBuilder {
             case .heldByPipeline: "held by its pipeline"
             case .queue(let queue): "queue \(QueueFacts(queue).quotedName)"
             }
-        case .dependency, .key, .suspendedQueue, .queueSlot, .readyInQueue: nil
+        case .dependency, .child, .key, .suspendedQueue, .queueSlot, .readyInQueue: nil
         }
     }
 
@@ -606,4 +618,15 @@ struct WaitGraphBuilder {
         }
         return "\"\(escaped)\""
     }
+}
+
+/// An operation that, once running, waits for operations of its own: a ``GroupOperation`` and its
+/// children.
+protocol WaitsForChildren {
+    /// The operations it waits for while it runs.
+    var childOperations: [Operation] { get }
+}
+
+extension GroupOperation: WaitsForChildren {
+    var childOperations: [Operation] { children }
 }

@@ -120,6 +120,32 @@ struct WaitGraphTests {
         try? await queue.waitForAllOperations()
     }
 
+    @Test("A running group waits for its children")
+    func group() async throws {
+        let queue = OperationQueue()
+        queue.name = "groups"
+        let fetch = MigrationStep("fetch")
+        let parse = MigrationStep("parse")
+        parse.addDependency(fetch)
+        let group = try GroupOperation<Void, any Error>([fetch, parse])
+        group.name = "import"
+        queue.addOperation(group)
+        await fetch.started.wait()
+        let graph = queue.waitGraph
+        // (The type's name is the runtime's: `GroupOperation<(), Error>` on Linux.)
+        #expect(
+            graph.text.contains(
+                "): executing, not cancelled\n    waits for its child 'fetch'\n    waits for its child 'parse'"))
+        #expect(graph.text.contains("- 'import' waits for its child 'fetch', which is running"))
+        #expect(
+            graph.text.contains("- 'import' waits for its child 'parse', which waits for 'fetch', which is running"))
+        #expect(graph.dot.contains("n1 -> n2 [label=\"child\""))
+        fetch.done.open()
+        await parse.started.wait()
+        parse.done.open()
+        try await group.bridge.waitForCompletion()
+    }
+
     @Test("A condition being checked")
     func conditionBeingChecked() async {
         let queue = OperationQueue()

@@ -273,6 +273,8 @@ extension OperationQueue {
     ///   operations are not cancelled.
     public func waitForAllOperations() async throws(CancellationError) {
         QueueSlots.checkDrain(of: self)
+        let watchdog = StuckAwaitWatchdog.watchDrain(of: self)
+        defer { watchdog?.cancel() }
         waiting: while true {
             let pending = operations.filter { !$0.isFinished }
             if !pending.isEmpty {

@@ -33,7 +33,8 @@ enum OperationWaiter {
     /// comes first, including when the task was cancelled before the call. Traps when the wait
     /// can never end because the awaiting work holds a slot of the saturated queue the operation
     /// waits in (see ``QueueSlots``); with `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` set, logs a wait
-    /// that lasts longer (see ``StuckAwaitWatchdog``).
+    /// that lasts longer, with the ``WaitGraph`` of the queue when it is known (see
+    /// ``StuckAwaitWatchdog``).
     ///
     /// - Parameters:
     ///   - queue: The queue the operation is pending in, when the caller knows it (the
@@ -51,7 +52,7 @@ enum OperationWaiter {
     ) async -> Bool {
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
         let blockedSlot = QueueSlots.enter(awaiting: operation, in: queue)
-        let watchdog = StuckAwaitWatchdog.watch(operation)
+        let watchdog = StuckAwaitWatchdog.watch(operation, in: queue)
         defer {
             watchdog?.cancel()
             QueueSlots.leave(blockedSlot)

@@ -25,9 +25,9 @@ import Foundation
 /// ```
 ///
 /// Which members a `Bridge` has depends on what `Base` is: awaiting a finish
-/// (``waitForCompletion()``) and ``pendingDiagnostics`` for any `Operation`; conditions, pauses,
-/// delays, time limits, progress and observers for the package's operations; `value`, `outcome`
-/// and `then` for result operations (``AsyncResultOperationProtocol``).
+/// (``waitForCompletion()``), ``pendingDiagnostics`` and ``waitGraph`` for any `Operation`;
+/// conditions, pauses, delays, time limits, progress and observers for the package's operations;
+/// `value`, `outcome` and `then` for result operations (``AsyncResultOperationProtocol``).
 ///
 /// A `Bridge` only holds its operation: make one whenever you need it (it costs a reference), and
 /// keep the operation, not the bridge. Every member is safe from any thread; each states its own

@@ -118,44 +118,35 @@ final class ExclusivityCoordinator: @unchecked Sendable {
         return grantWaitersLocked(of: request.keys)
     }
 
-    /// What `request` waits for, one line per key it names: who holds the key and since when, and
-    /// how many wait ahead of it — or what it holds, once granted (unless `onlyIfWaiting`). For
-    /// the stuck-await report.
-    func describe(_ request: ExclusivityRequest, onlyIfWaiting: Bool = false) -> [String] {
-        let now = ContinuousClock.now
-        return lock.withCriticalSection {
+    /// What `request` waits for or holds, read in one critical section: for the stuck-await
+    /// report, ``Bridge/pendingDiagnostics`` and ``WaitGraph``. `nil` when it was not asked yet,
+    /// or was released or withdrawn.
+    func status(of request: ExclusivityRequest) -> ExclusivityStatus? {
+        lock.withCriticalSection {
             switch request.state {
             case .new, .withdrawn:
-                return []
+                return nil
             case .holding:
-                if onlyIfWaiting { return [] }
-                let since = request.grantedAt.map { " for \(Self.seconds($0.duration(to: now)))" } ?? ""
-                let keys = request.keys.map { "'\($0)'" }.joined(separator: ", ")
-                return ["holds exclusivity \(request.keys.count == 1 ? "key" : "keys") \(keys)\(since)"]
+                return .holding(keys: request.keys, since: request.grantedAt)
             case .waiting:
-                let waited = Self.seconds(request.requestedAt.duration(to: now))
-                return request.keys.map { key in
+                let keys = request.keys.map { key in
                     let line = lines[key]
-                    let holder: String
-                    if let owner = line?.holder {
-                        let since = owner.grantedAt.map { " for \(Self.seconds($0.duration(to: now)))" } ?? ""
-                        holder = "held by \(owner.holder.description)\(since)"
-                    } else {
-                        holder = "free"
-                    }
-                    let ahead = line?.count(before: request) ?? 0
-                    let queue = ahead == 0 ? "first in line" : "\(ahead) waiting ahead"
-                    return "waits \(waited) for exclusivity key '\(key)': \(holder); \(queue)"
+                    return ExclusivityStatus.KeyWait(
+                        key: key, holder: line?.holder?.holder, heldSince: line?.holder?.grantedAt,
+                        ahead: line?.count(before: request) ?? 0)
                 }
+                return .waiting(since: request.requestedAt, keys: keys)
             }
         }
     }
 
-    /// "1.25 s".
-    private static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
-        return "\((value * 100).rounded() / 100) s"
+    /// What `request` waits for, one line per key it names: who holds the key and since when, and
+    /// how many wait ahead of it — or what it holds, once granted (unless `onlyIfWaiting`). For
+    /// the stuck-await report.
+    func describe(_ request: ExclusivityRequest, onlyIfWaiting: Bool = false) -> [String] {
+        guard let status = status(of: request) else { return [] }
+        if onlyIfWaiting, case .holding = status { return [] }
+        return status.lines(now: .now)
     }
 
     private func line(for key: ExclusivityKey) -> ExclusivityLine {

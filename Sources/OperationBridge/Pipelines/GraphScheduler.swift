@@ -48,7 +48,8 @@ final class GraphScheduler: @unchecked Sendable {
     /// package's operations (whose finish observers run after Foundation's bookkeeping) and it has
     /// none outside the set; otherwise 0 (see `OperationQueue.enqueue(_:settledDependencies:)`).
     private let settledDependencyCount: [Int]
-    private let queue: OperationQueue?
+    /// Where ready operations are added; `nil` when the operations are only observed.
+    let queue: OperationQueue?
     private let lock = NSLock()
     /// Unchecked exclusivity: `lock` guards it (Design.md, "CPU per operation").
     @exclusivity(unchecked) private var machine: GraphStateMachine
@@ -254,6 +255,12 @@ final class GraphScheduler: @unchecked Sendable {
     /// before the run was cancelled as a whole, and how it failed.
     var firstFailure: (node: Int, reason: UpstreamFailedError.Reason)? {
         lock.withCriticalSection { machine.firstFailure }
+    }
+
+    /// For each node, whether it has been handed to the queue (or found started, finished or
+    /// pending there), at this moment: for ``WaitGraph``.
+    var launchedNodes: [Bool] {
+        lock.withCriticalSection { machine.launchedNodes }
     }
 
     /// Suspends until every operation of the set has finished.
@@ -518,6 +525,9 @@ struct GraphStateMachine {
         guard visited < remaining.count else { return nil }
         return remaining.indices.filter { remaining[$0] > 0 }
     }
+
+    /// For each node, whether it has left the waiting phase.
+    var launchedNodes: [Bool] { phase.map { $0 != .waiting } }
 
     /// The nodes to launch first.
     mutating func start() -> [Int] {

@@ -205,6 +205,8 @@ public final class Pipeline: Sendable {
     /// cancelling the task cancels it.
     private func owning<Value>(_ body: () async -> Value) async -> Value {
         start()
+        let watchdog = StuckAwaitWatchdog.watch(self)
+        defer { watchdog?.cancel() }
         return await withTaskCancellationHandler(operation: body) { cancel() }
     }
 

@@ -239,3 +239,34 @@ extension AsyncOperation {
         return request
     }
 }
+
+/// What holds a pending ``AsyncOperation`` back from becoming ready, read in one critical section
+/// (``AsyncOperation/readinessHolds``): for ``Bridge/pendingDiagnostics`` and ``WaitGraph``.
+struct ReadinessHolds {
+    /// ``Bridge/pause()`` holds it back.
+    var isPaused = false
+    /// A delayed start (``Bridge/delayStart(by:clock:)``) holds it back.
+    var isDelayed = false
+    /// The names of its predicate conditions, in the order added.
+    var conditions: [String] = []
+    /// Its conditions are being checked now.
+    var isChecking = false
+    /// The exclusivity request it waits with or holds its keys by, if any.
+    var request: ExclusivityRequest?
+}
+
+extension AsyncOperation {
+    /// What holds the operation back from becoming ready, at this moment. Thread-safe.
+    var readinessHolds: ReadinessHolds {
+        lock.withCriticalSection {
+            guard let rare else { return ReadinessHolds() }
+            var holds = ReadinessHolds(isPaused: rare.isPaused, isDelayed: rare.isReadinessHeld)
+            if let gate = rare.gate {
+                holds.conditions = gate.conditions.map(\.name)
+                if case .checking = gate.stage { holds.isChecking = true }
+                holds.request = gate.request
+            }
+            return holds
+        }
+    }
+}

@@ -48,6 +48,9 @@ final class ScheduledRun: @unchecked Sendable {
         return error
     }
 
+    /// Whether the run has started. Thread-safe.
+    var hasStarted: Bool { lock.withCriticalSection { started } }
+
     /// Starts scheduling. The first call wins; later calls do nothing and return `false`.
     @discardableResult
     func start() -> Bool {

@@ -296,3 +296,28 @@ final class HandWrittenSerialQueue: @unchecked Sendable {
         return task
     }
 }
+
+/// Awaits an operation that is not the package's the way the peer libraries do: a completion
+/// operation added to the operation's own queue, depending on it, resumes a continuation.
+/// `enqueue` adds `operation` to `queue` with it (run-and-await); otherwise it is there already.
+///
+/// On Linux, a queue loses the wake-up of an operation whose dependency finishes while it is being
+/// added (Design.md, "Platform facts"): written as the peers write it, the one-after-another row
+/// hangs within a few thousand awaits. So, when the operation has finished by the time the
+/// completion operation is in the queue, its readiness is announced once more — one check per
+/// await, and a scheduling pass only then.
+func handWrittenAwait(_ operation: Operation, on queue: OperationQueue, enqueue: Bool) async {
+    await withCheckedContinuation { continuation in
+        let completion = BlockOperation { continuation.resume() }
+        completion.addDependency(operation)
+        if enqueue {
+            queue.addOperations([operation, completion], waitUntilFinished: false)
+        } else {
+            queue.addOperation(completion)
+            if operation.isFinished {
+                completion.willChangeValue(forKey: "isReady")
+                completion.didChangeValue(forKey: "isReady")
+            }
+        }
+    }
+}

@@ -289,11 +289,13 @@ extension OperationWaiter {
         of operation: Operation,
         in queue: OperationQueue? = nil,
         onTaskCancellation: TaskCancellation,
-        limit: TimeLimit
+        limit: TimeLimit,
+        releasingForeignClaim: Bool = false
     ) async throws {
         let timeout = limit.makeWaitTimeout()
         let finished = await waitForFinish(
-            of: operation, in: queue, onTaskCancellation: onTaskCancellation, timeout: timeout)
+            of: operation, in: queue, onTaskCancellation: onTaskCancellation, timeout: timeout,
+            releasingForeignClaim: releasingForeignClaim)
         if timeout.fired { throw OperationTimeoutError() }
         if !finished { throw CancellationError() }
     }

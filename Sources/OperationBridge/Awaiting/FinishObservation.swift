@@ -5,13 +5,24 @@ import Foundation
 ///
 /// - The package's own operations (``AsyncOperation`` and subclasses) call their observers
 ///   directly when they finish.
-/// - Any other operation is observed through a *sentinel*: a tiny operation that depends on it
-///   and runs on a private queue once it has finished — the dependency mechanism works the same
-///   way on Linux and Apple platforms.
+/// - Any other operation is observed through an operation that depends on it:
+///   - on Linux a *probe* (``FinishProbe``), which is never queued: Foundation asks it `isReady`
+///     on the finishing thread as soon as the observed operation has finished, so no queue is
+///     woken and no thread hops;
+///   - on Apple platforms a *sentinel* (``FinishSentinel``), which runs on a private queue once
+///     the observed operation has finished.
+///
+///   Either way the callback may run on the thread that finishes the operation: it must be short
+///   and must not take a lock that the caller of ``observe(_:_:)`` holds (it is never called from
+///   inside ``observe(_:_:)`` itself).
 struct FinishObservation: Sendable {
     private enum Kind {
         case direct(AsyncOperation, LifecycleStateMachine.ObserverID)
-        case sentinel(FinishSentinel, observed: Operation)
+        #if canImport(Darwin)
+            case sentinel(FinishSentinel, observed: Operation)
+        #else
+            case probe(FinishProbe, observed: Operation)
+        #endif
     }
 
     private let kind: Kind
@@ -29,11 +40,16 @@ struct FinishObservation: Sendable {
             return FinishObservation(kind: .direct(operation, id))
         }
         if operation.isFinished { return nil }
-        let sentinel = FinishSentinel(callback)
-        sentinel.addDependency(operation)
-        // `enqueue`: the operation may finish while the sentinel is being added.
-        FinishSentinel.queue.enqueue(sentinel)
-        return FinishObservation(kind: .sentinel(sentinel, observed: operation))
+        #if canImport(Darwin)
+            let sentinel = FinishSentinel(callback)
+            sentinel.addDependency(operation)
+            // `enqueue`: the operation may finish while the sentinel is being added.
+            FinishSentinel.queue.enqueue(sentinel)
+            return FinishObservation(kind: .sentinel(sentinel, observed: operation))
+        #else
+            guard let probe = FinishProbe.observe(operation, callback) else { return nil }
+            return FinishObservation(kind: .probe(probe, observed: operation))
+        #endif
     }
 
     /// Stops observing. The callback is not called afterwards, unless it is already running.
@@ -41,11 +57,17 @@ struct FinishObservation: Sendable {
         switch kind {
         case .direct(let operation, let id):
             operation.removeFinishObserver(id)
-        case .sentinel(let sentinel, let observed):
-            Self.release(sentinel, observing: observed)
+        #if canImport(Darwin)
+            case .sentinel(let sentinel, let observed):
+                Self.release(sentinel, observing: observed)
+        #else
+            case .probe(let probe, let observed):
+                probe.discard(observing: observed)
+        #endif
         }
     }
 
+    #if canImport(Darwin)
     /// Drops the sentinel's callback (unless it has been called or is running) and lets its
     /// queue finish it.
     private static func release(_ sentinel: FinishSentinel, observing observed: Operation) {
@@ -55,10 +77,12 @@ struct FinishObservation: Sendable {
         sentinel.removeDependency(observed)
         sentinel.cancel()
     }
+    #endif
 }
 
-/// The operation that stands in for an observer of a foreign operation: it depends on the
-/// observed operation and calls its callback when it runs.
+#if canImport(Darwin)
+/// The operation that stands in for an observer of a foreign operation on Apple platforms: it
+/// depends on the observed operation and calls its callback when it runs.
 ///
 /// Safety: the callback is only read and cleared while holding `lock`.
 final class FinishSentinel: Operation, @unchecked Sendable {
@@ -97,3 +121,4 @@ final class FinishSentinel: Operation, @unchecked Sendable {
         withExtendedLifetime(dropped) {}
     }
 }
+#endif

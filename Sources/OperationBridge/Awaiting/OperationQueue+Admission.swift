@@ -174,26 +174,48 @@ extension OperationQueue {
 /// has seen them finish: so that two of its paths (two pipelines sharing a glue `BlockOperation`,
 /// `runUntilFinished` racing a pipeline) never both add one.
 ///
-/// Safety: `claimed` is only touched while holding `lock`. An operation is claimed only while
-/// it is alive and unfinished (the queue retains it), so its identifier is not reused meanwhile.
-final class ForeignAdmissions: @unchecked Sendable {
+/// Split into stripes by the operation's address, each with a lock of its own: every
+/// `runUntilFinished` of a foreign operation claims and releases one, and many tasks doing so at
+/// once contended for a single lock (a sleeping thread to wake on every collision).
+///
+/// Safety: each stripe's `claimed` is only touched while holding that stripe's `lock`. An
+/// operation is claimed only while it is alive and unfinished (the queue retains it), so its
+/// identifier is not reused meanwhile.
+final class ForeignAdmissions: Sendable {
     static let shared = ForeignAdmissions()
 
-    private let lock = NSLock()
-    private var claimed = Set<ObjectIdentifier>()
+    /// A power of two: the stripe is picked with a mask.
+    private static let stripeCount = 16
+
+    /// Safety: `claimed` is only touched while holding `lock`.
+    private final class Stripe: @unchecked Sendable {
+        let lock = OperationLock()
+        var claimed = Set<ObjectIdentifier>()
+    }
+
+    private let stripes: [Stripe] = (0..<ForeignAdmissions.stripeCount).map { _ in Stripe() }
+
+    private func stripe(for operation: Operation) -> Stripe {
+        // Objects are 16-byte aligned: the bits above the alignment pick the stripe.
+        let address = UInt(bitPattern: ObjectIdentifier(operation))
+        return stripes[Int((address >> 4) & UInt(Self.stripeCount - 1))]
+    }
 
     /// Claims `operation`. Returns `false` when it is claimed already.
     func claim(_ operation: Operation) -> Bool {
-        lock.withCriticalSection { claimed.insert(ObjectIdentifier(operation)).inserted }
+        let stripe = stripe(for: operation)
+        return stripe.lock.withCriticalSection { stripe.claimed.insert(ObjectIdentifier(operation)).inserted }
     }
 
     /// Whether the package has added `operation` to a queue and not seen it finish yet.
     func isClaimed(_ operation: Operation) -> Bool {
-        lock.withCriticalSection { claimed.contains(ObjectIdentifier(operation)) }
+        let stripe = stripe(for: operation)
+        return stripe.lock.withCriticalSection { stripe.claimed.contains(ObjectIdentifier(operation)) }
     }
 
     func release(_ operation: Operation) {
-        _ = lock.withCriticalSection { claimed.remove(ObjectIdentifier(operation)) }
+        let stripe = stripe(for: operation)
+        _ = stripe.lock.withCriticalSection { stripe.claimed.remove(ObjectIdentifier(operation)) }
     }
 }
 

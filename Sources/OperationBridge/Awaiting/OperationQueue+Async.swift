@@ -213,8 +213,11 @@ extension OperationQueue {
     /// throws at once; if it is running, it waits until the operation has finished, then
     /// returns normally (the operation did end).
     public func runUntilFinished(_ operation: Operation) async throws(CancellationError) {
-        admitOwned(operation)
-        guard await OperationWaiter.waitForFinish(of: operation, in: self, onTaskCancellation: .cancelOperation) else {
+        admitOwned(operation, releasingForeignClaimOnFinish: false)
+        guard
+            await OperationWaiter.waitForFinish(
+                of: operation, in: self, onTaskCancellation: .cancelOperation, releasingForeignClaim: true)
+        else {
             throw CancellationError()
         }
     }
@@ -242,9 +245,9 @@ extension OperationQueue {
         _ operation: Operation,
         within limit: TimeLimit
     ) async throws {
-        admitOwned(operation)
+        admitOwned(operation, releasingForeignClaimOnFinish: false)
         try await OperationWaiter.waitForCompletion(
-            of: operation, in: self, onTaskCancellation: .cancelOperation, limit: limit)
+            of: operation, in: self, onTaskCancellation: .cancelOperation, limit: limit, releasingForeignClaim: true)
     }
 
     /// Suspends until every operation in the queue has finished, barrier blocks included, and
@@ -308,12 +311,17 @@ extension OperationQueue {
     }
 
     /// Admits an operation that the awaiting task owns.
-    func admitOwned(_ operation: Operation) {
+    ///
+    /// - Parameter releasingForeignClaimOnFinish: As for
+    ///   ``admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``: `false` when the
+    ///   caller's wait releases the claim (``OperationWaiter/waitForFinish(of:in:until:onTaskCancellation:timeout:releasingForeignClaim:)``),
+    ///   so that one observation of the operation does both.
+    func admitOwned(_ operation: Operation, releasingForeignClaimOnFinish: Bool = true) {
         // When the task is already cancelled, cancel the operation before the queue can start it:
         // the cancellation handler installed next would come too late if a worker thread picked
         // the operation up at once, and its work would run.
         if Task.isCancelled { operation.cancel() }
-        admit(operation)
+        admit(operation, releasingForeignClaimOnFinish: releasingForeignClaimOnFinish)
     }
 }
 

@@ -41,6 +41,11 @@ enum OperationWaiter {
     ///     run-and-await APIs); otherwise the queue the package added it to, if any.
     ///   - timeout: A time limit, armed once the wait is registered and stopped when it ends;
     ///     ``WaitTimeout/fired`` then says whether the time ran out.
+    ///   - releasingForeignClaim: For an operation that is not the package's, admitted by the
+    ///     caller without a finish observer of its own
+    ///     (``Foundation/OperationQueue/admitOwned(_:releasingForeignClaimOnFinish:)``): release
+    ///     the admission registry's claim when the operation finishes. The wait's one observation
+    ///     then does both; when the wait ends first, it stays armed until the finish.
     /// - Returns: `true` when the operation finished (or its outcome is final); `false` when the
     ///   awaiting task was cancelled first, or the time limit stopped the wait.
     static func waitForFinish(
@@ -48,7 +53,8 @@ enum OperationWaiter {
         in queue: OperationQueue? = nil,
         until target: Target = .finish,
         onTaskCancellation: TaskCancellation,
-        timeout: WaitTimeout? = nil
+        timeout: WaitTimeout? = nil,
+        releasingForeignClaim: Bool = false
     ) async -> Bool {
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
         let blockedSlot = QueueSlots.enter(awaiting: operation, in: queue)
@@ -61,6 +67,10 @@ enum OperationWaiter {
             return await waitForFinish(
                 of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation,
                 timeout: timeout)
+        }
+        if releasingForeignClaim {
+            return await waitForFinish(
+                ofForeignReleasingClaim: operation, onTaskCancellation: onTaskCancellation, timeout: timeout)
         }
         return await waitForFinish(ofForeign: operation, onTaskCancellation: onTaskCancellation, timeout: timeout)
     }
@@ -83,6 +93,32 @@ enum OperationWaiter {
             giveUp(on: operation, cancelling: onTaskCancellation == .cancelOperation) {
                 if slot.fulfill(false) { observation.cancel() }
             }
+        }
+    }
+
+    /// As ``waitForFinish(ofForeign:onTaskCancellation:timeout:)``, with one observation that also
+    /// releases the admission registry's claim on the operation when it finishes: a wait that ends
+    /// first leaves it armed (the operation is in a queue, or running, so it finishes).
+    private static func waitForFinish(
+        ofForeignReleasingClaim operation: Operation,
+        onTaskCancellation: TaskCancellation,
+        timeout: WaitTimeout?
+    ) async -> Bool {
+        let slot = CompletionSlot<Bool>()
+        let observation = FinishObservation.observe(operation) {
+            OperationQueue.releaseForeignClaim(on: operation)
+            slot.fulfill(true)
+        }
+        guard observation != nil else {
+            OperationQueue.releaseForeignClaim(on: operation)
+            return true
+        }
+        let timer = timeout?.arm(for: operation) { slot.fulfill(false) }
+        defer { timer?.cancel() }
+        return await withTaskCancellationHandler {
+            await slot.wait()
+        } onCancel: {
+            giveUp(on: operation, cancelling: onTaskCancellation == .cancelOperation) { slot.fulfill(false) }
         }
     }
 

@@ -72,7 +72,13 @@ extension AsyncResultOperation {
     /// `Failure` itself: `Failure` stores no result for it, or the cancellation stand-in (see
     /// ``ConditionFailureRepresentable``). Thread-safe.
     var conditionFailureWithoutOwnResult: ConditionFailedError? {
-        guard !FailureConversion.expressesConditionFailure(Failure.self) else { return nil }
-        return bridge.conditionFailure
+        // The operation's own record first, read directly (a lock and a load; through `bridge`
+        // it would instantiate the generic `Bridge<Self>`'s metadata): asking whether `Failure`
+        // can say it is a conformance lookup and a dynamic cast, made on every await before,
+        // though almost no operation is stopped by a condition.
+        guard let failure = lock.withCriticalSection({ rare?.conditionFailure }),
+            !FailureConversion.expressesConditionFailure(Failure.self)
+        else { return nil }
+        return failure
     }
 }

@@ -8,7 +8,8 @@ struct Scenarios {
     /// The groups of scenarios, as `--only` names them: `--isolated` runs each in a process of its
     /// own. Every group that `run()` asks about must be listed (it traps otherwise).
     static let groups = [
-        "await", "foreign", "serial", "timeout", "AsyncSequence", "async-closure", "chain", "fan-out", "growth", "group",
+        "await", "foreign", "serial", "timeout", "AsyncSequence", "async-closure", "chain", "fan-out", "growth",
+        "group",
         "exclusivity", "streaming", "progress", "executors", "memory",
     ]
 
@@ -136,7 +137,8 @@ struct Scenarios {
                 })
             rows.append(
                 await compare(
-                    "await \(awaitCount) queued BlockOperations concurrently (bridge.waitForCompletion)", rounds: rounds,
+                    "await \(awaitCount) queued BlockOperations concurrently (bridge.waitForCompletion)",
+                    rounds: rounds,
                     target: 1.0, note: note + "; each operation added with addOperation first"
                 ) {
                     let queue = OperationQueue()

@@ -68,57 +68,57 @@ struct FinishObservation: Sendable {
     }
 
     #if canImport(Darwin)
-    /// Drops the sentinel's callback (unless it has been called or is running) and lets its
-    /// queue finish it.
-    private static func release(_ sentinel: FinishSentinel, observing observed: Operation) {
-        sentinel.discard()
-        // Unlink first, so the sentinel never waits for `observed` again, then cancel it so its
-        // queue lets it go.
-        sentinel.removeDependency(observed)
-        sentinel.cancel()
-    }
+        /// Drops the sentinel's callback (unless it has been called or is running) and lets its
+        /// queue finish it.
+        private static func release(_ sentinel: FinishSentinel, observing observed: Operation) {
+            sentinel.discard()
+            // Unlink first, so the sentinel never waits for `observed` again, then cancel it so its
+            // queue lets it go.
+            sentinel.removeDependency(observed)
+            sentinel.cancel()
+        }
     #endif
 }
 
 #if canImport(Darwin)
-/// The operation that stands in for an observer of a foreign operation on Apple platforms: it
-/// depends on the observed operation and calls its callback when it runs.
-///
-/// Safety: the callback is only read and cleared while holding `lock`.
-final class FinishSentinel: Operation, @unchecked Sendable {
-    /// The private queue the sentinels wait in. Unlimited concurrency: a sentinel does nothing
-    /// but call a callback.
-    static let queue: OperationQueue = {
-        let queue = OperationQueue()
-        queue.name = "OperationBridge.FinishSentinel"
-        return queue
-    }()
+    /// The operation that stands in for an observer of a foreign operation on Apple platforms: it
+    /// depends on the observed operation and calls its callback when it runs.
+    ///
+    /// Safety: the callback is only read and cleared while holding `lock`.
+    final class FinishSentinel: Operation, @unchecked Sendable {
+        /// The private queue the sentinels wait in. Unlimited concurrency: a sentinel does nothing
+        /// but call a callback.
+        static let queue: OperationQueue = {
+            let queue = OperationQueue()
+            queue.name = "OperationBridge.FinishSentinel"
+            return queue
+        }()
 
-    private let lock = NSLock()
-    private var callback: (@Sendable () -> Void)?
+        private let lock = NSLock()
+        private var callback: (@Sendable () -> Void)?
 
-    init(_ callback: @escaping @Sendable () -> Void) {
-        self.callback = callback
-        super.init()
-    }
-
-    override func main() {
-        let callback = lock.withCriticalSection {
-            defer { self.callback = nil }
-            return self.callback
+        init(_ callback: @escaping @Sendable () -> Void) {
+            self.callback = callback
+            super.init()
         }
-        // The observed operation has finished: stop retaining it before anybody resumes, so
-        // that it is released as soon as its awaiters let go of it (this sentinel itself is
-        // released by its queue a moment later).
-        for dependency in dependencies { removeDependency(dependency) }
-        callback?()
-    }
 
-    /// Drops the callback without calling it (nothing happens when it was already taken).
-    func discard() {
-        // Released after the lock: it may hold the last reference to what it captured.
-        let dropped = lock.withCriticalSection { callback.take() }
-        withExtendedLifetime(dropped) {}
+        override func main() {
+            let callback = lock.withCriticalSection {
+                defer { self.callback = nil }
+                return self.callback
+            }
+            // The observed operation has finished: stop retaining it before anybody resumes, so
+            // that it is released as soon as its awaiters let go of it (this sentinel itself is
+            // released by its queue a moment later).
+            for dependency in dependencies { removeDependency(dependency) }
+            callback?()
+        }
+
+        /// Drops the callback without calling it (nothing happens when it was already taken).
+        func discard() {
+            // Released after the lock: it may hold the last reference to what it captured.
+            let dropped = lock.withCriticalSection { callback.take() }
+            withExtendedLifetime(dropped) {}
+        }
     }
-}
 #endif

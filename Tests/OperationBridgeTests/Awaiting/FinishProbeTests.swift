@@ -120,7 +120,8 @@ import Testing
                     done.leave()
                 }
                 queue.addOperation(operation)
-                await withCheckedContinuation { continuation in done.notify(queue: .global()) { continuation.resume() }
+                await withCheckedContinuation { continuation in
+                    done.notify(queue: .global()) { continuation.resume() }
                 }
                 try? await operation.bridge.waitForCompletion()
                 if observed.current == true && !discards { _ = await called.wait() }

@@ -22,6 +22,24 @@ import Foundation
 /// add a child to a queue yourself (Foundation traps on adding an operation to two queues); one
 /// already started or finished is only observed.
 ///
+/// More children join with ``addChild(_:)`` and ``addChildren(_:)`` until the group finishes —
+/// while it is pending, while it runs, from a child's own work. A child reaches its group through
+/// a reference it is given (weak, or the group keeps it alive through its children):
+///
+/// ```swift
+/// let crawl = try GroupOperation<Void, any Error>([])
+/// try crawl.addChild(TaskOperation { [weak crawl] in
+///     for link in try await fetchLinks(start) {
+///         try crawl?.addChild(FetchPageOperation(link))
+///     }
+/// })
+/// ```
+///
+/// The group finishes once every child — those added included — has finished; an addition that
+/// races the last child's finish either joins the group (which then waits for it) or throws
+/// ``GroupOperationError/finished``. An added child takes part in the failure policy, the result,
+/// ``childEvents``, the progress and ``OperationObserver/didAddChild(_:to:)`` like the first ones.
+///
 /// ## Result
 /// When every child has finished and none failed, the group's result is what `makingResult`
 /// returns or throws (for ``init(collecting:failurePolicy:maxConcurrentChildren:)``, all the
@@ -41,16 +59,19 @@ import Foundation
 public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
     ProgressReporting, @unchecked Sendable
 {
-    /// The children, without duplicates, in the order given. Immutable.
-    public let children: [Operation]
+    /// The children, without duplicates, in the order they joined: those given to the initializer,
+    /// then those added. Thread-safe; grows until the group finishes.
+    public var children: [Operation] { lock.withCriticalSection { childList } }
     /// What a failed child does to the others. Immutable.
     public let failurePolicy: PipelineFailurePolicy
 
     private let scheduler: GraphScheduler
     private let events: GroupEvents
-    private let makeResult: @Sendable () throws(Failure) -> Success
+    private let makeResult: @Sendable ([Operation]) throws(Failure) -> Success
     // Safety: guarded by the inherited `lock`.
     private var childrenStarted = false
+    /// The children, by node of the scheduler. Guarded by the inherited `lock`.
+    private var childList: [Operation]
 
     /// Creates a group of `children` whose result `makingResult` builds once all of them have
     /// succeeded.
@@ -78,19 +99,31 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     ///   - makingResult: Builds the group's result from its children's.
     /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the children's dependencies
     ///   form a cycle.
-    public init(
+    public convenience init(
         _ children: [Operation],
         failurePolicy: PipelineFailurePolicy = .cancelDependents,
         maxConcurrentChildren: Int? = nil,
         makingResult: @escaping @Sendable () throws(Failure) -> Success
+    ) throws(PipelineError) {
+        try self.init(
+            children, failurePolicy: failurePolicy, maxConcurrentChildren: maxConcurrentChildren,
+            makingResultFromChildren: { _ throws(Failure) in try makingResult() })
+    }
+
+    /// The designated initializer: `makingResult` is given every child, added ones included.
+    init(
+        _ children: [Operation],
+        failurePolicy: PipelineFailurePolicy,
+        maxConcurrentChildren: Int?,
+        makingResultFromChildren makingResult: @escaping @Sendable ([Operation]) throws(Failure) -> Success
     ) throws(PipelineError) {
         var seen = Set<ObjectIdentifier>()
         let unique = children.filter { seen.insert(ObjectIdentifier($0)).inserted }
         let events = GroupEvents(children: unique)
         self.scheduler = try GraphScheduler(
             unique, queue: Self.childQueue(width: maxConcurrentChildren), failurePolicy: failurePolicy,
-            onFinish: events.childFinished)
-        self.children = unique
+            growable: true, onFinish: events.childFinished)
+        self.childList = unique
         self.failurePolicy = failurePolicy
         self.events = events
         self.makeResult = makingResult
@@ -107,8 +140,10 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     override var skipsAfterUpstreamFailure: Bool { true }
 
     override func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
-        OperationProgress(children: children, finished: finished, cancelled: cancelled)
+        OperationProgress(children: childList, finished: finished, cancelled: cancelled)
     }
+
+    override var childrenLocked: [Operation] { childList }
 
     private static func childQueue(width: Int?) -> OperationQueue {
         guard let width else { return SharedQueues.unbounded }
@@ -126,12 +161,90 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     /// its index in ``children`` and its failure; `nil` while none has. Thread-safe.
     public var firstFailure: StepFailure? {
         scheduler.firstFailure.map { node, reason in
-            StepFailure(index: node, operation: children[node], reason: reason)
+            StepFailure(index: node, operation: scheduler.operation(node), reason: reason)
         }
     }
 
-    /// The lifecycle events of the children, as an `AsyncSequence` that ends once every child has
-    /// finished.
+    /// Adds `child` to the group: it runs like the first children, once its dependencies inside
+    /// the group have finished. ProcedureKit's `addChild`.
+    ///
+    /// ```swift
+    /// let sync = try GroupOperation<Void, any Error>([fetchIndex])
+    /// fetchIndex.onResult = { [weak sync] result in
+    ///     for page in (try? result.get()) ?? [] {
+    ///         try? sync?.addChild(FetchPageOperation(page))
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - A pending group runs the child when it starts; a running group at once (or once its
+    ///   dependencies inside the group have finished, or a slot of `maxConcurrentChildren` is
+    ///   free). A child may add children to its own group: the group cannot finish while it runs.
+    /// - A group that is cancelled (or timed out, or stopped before it ran) but not finished yet
+    ///   takes the child and cancels it at once (times it out): queued cancelled, it finishes
+    ///   without running, and the group still finishes only after it. So does the failure policy:
+    ///   under ``PipelineFailurePolicy/cancelAll`` after a failure, the child is cancelled; a child
+    ///   that depends on a failed one is stopped with the failure (``Bridge/upstreamFailure``),
+    ///   or, not the package's, runs as Foundation would and passes it on.
+    /// - Once the group has finished — or every child has finished and the group is finishing —
+    ///   the child is not added, nothing is done to it, and this throws
+    ///   ``GroupOperationError/finished``: run it elsewhere, or drop it.
+    /// - An operation that is a child already is left as it is (an operation joins once).
+    ///
+    /// The child joins ``children`` (with the next index), ``childEvents``, the group's progress
+    /// (one unit more) and, for a group made with ``init(collecting:failurePolicy:maxConcurrentChildren:)``,
+    /// its result when it is an `AsyncResultOperation` of the group's element and failure types.
+    /// A group made with `makingResult` leaves the result to that closure, which runs after every
+    /// child, added ones included, has finished. Observers of the group are told
+    /// (``OperationObserver/didAddChild(_:to:)``).
+    ///
+    /// ## Cancellation and threading
+    /// Safe from any thread, concurrently with the group's finish: the addition and the last
+    /// child's finish are decided under one lock, so the child either joins (and the group waits
+    /// for it) or the call throws — it is never lost. Returns at once.
+    ///
+    /// - Throws: ``GroupOperationError/finished`` as above; ``GroupOperationError/dependencyCycle(operations:)``
+    ///   when the child is the group itself or its dependencies form a cycle (nothing is added).
+    public func addChild(_ child: Operation) throws(GroupOperationError) {
+        try addChildren([child])
+    }
+
+    /// Adds `children` to the group, in order, at once: all of them or — when the group has
+    /// finished or their dependencies form a cycle — none. See ``addChild(_:)``; adding a batch
+    /// whose members depend on each other costs one pass over them, however many.
+    ///
+    /// ## Cancellation and threading
+    /// As ``addChild(_:)``.
+    ///
+    /// - Throws: As ``addChild(_:)``.
+    public func addChildren(_ children: [Operation]) throws(GroupOperationError) {
+        if children.contains(where: { $0 === self }) { throw .dependencyCycle(operations: [self]) }
+        let addition: GraphScheduler.Addition
+        var progressToGrow: OperationProgress?
+        var observers: [ErasedOperationObserver] = []
+        do {
+            addition = try scheduler.add(children, timingOut: bridge.isTimedOut) { _, added in
+                // Under the scheduler's lock, before any of them can run: the children list, the
+                // event sequences and the observers to tell agree with the scheduler's nodes.
+                (progressToGrow, observers) = lock.withCriticalSection {
+                    childList.append(contentsOf: added)
+                    return (rare?.progress, rare?.operationObservers ?? [])
+                }
+                events.add(added)
+            }
+        } catch {
+            guard case .dependencyCycle(let operations) = error else { throw .dependencyCycle(operations: []) }
+            throw .dependencyCycle(operations: operations)
+        }
+        guard case .added(_, let added) = addition else { throw .finished }
+        progressToGrow?.addAggregated(added)
+        for observer in observers {
+            for child in added { observer.didAddChild(child, self) }
+        }
+    }
+
+    /// The lifecycle events of the children, added ones included, as an `AsyncSequence` that ends
+    /// once every child has finished and the group takes no more (it is finishing).
     ///
     /// ```swift
     /// for await event in batch.childEvents where event.event == .finished {
@@ -158,6 +271,7 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     override func whenReadyToFinishWithoutRunning(_ finish: @escaping @Sendable () -> Void) {
         stopChildren()
         scheduler.whenAllFinished(finish)
+        scheduler.closeWhenDrained()
     }
 
     /// Starts the children; the group finishes once all of them have.
@@ -168,6 +282,8 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
     public override func main() {
         if claimChildrenStart() { scheduler.start() }
         scheduler.whenAllFinished { [self] in childrenFinished() }
+        // From now on, the group ends once its children have: no child can join after that.
+        scheduler.closeWhenDrained()
     }
 
     /// Cancels the group and every unfinished child (see the type's documentation).
@@ -209,7 +325,7 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
 
     private func childrenFinished() {
         if let failure = scheduler.firstFailure, !isCancelled {
-            let child = children[failure.node]
+            let child = scheduler.operation(failure.node)
             if case .failed(let error) = failure.reason, child is any FailureReporting, let typed = error as? Failure {
                 finish(with: .failure(typed))
             } else {
@@ -220,7 +336,7 @@ public final class GroupOperation<Success: Sendable, Failure: Error>: AsyncResul
         }
         if isCancelled { return finish() }
         do throws(Failure) {
-            finish(with: .success(try makeResult()))
+            finish(with: .success(try makeResult(children)))
         } catch {
             finish(with: .failure(error))
         }
@@ -237,7 +353,10 @@ extension GroupOperation {
     ///
     /// The first failure fails the group with that child's failure (see the type's
     /// documentation). Under ``PipelineFailurePolicy/cancelAll`` it also cancels the other
-    /// children, which suits a batch whose result is all or nothing.
+    /// children, which suits a batch whose result is all or nothing. Children added later
+    /// (``addChild(_:)``) that are `AsyncResultOperation<Element, Failure>`s — subclasses included —
+    /// add their values after these, in the order they joined; other added children (glue) add
+    /// none, but their failure fails the group all the same.
     ///
     /// ## Cancellation and threading
     /// As ``init(_:failurePolicy:maxConcurrentChildren:makingResult:)``.
@@ -249,15 +368,20 @@ extension GroupOperation {
         failurePolicy: PipelineFailurePolicy = .cancelDependents,
         maxConcurrentChildren: Int? = nil
     ) throws(PipelineError) where Success == [Element] {
-        try self.init(children, failurePolicy: failurePolicy, maxConcurrentChildren: maxConcurrentChildren) {
-            () throws(Failure) -> [Element] in
-            try children.map { child throws(Failure) -> Element in
-                guard let result = child.result else {
-                    preconditionFailure("Internal inconsistency: a child that did not fail has no result")
+        let initialCount = Set(children.map(ObjectIdentifier.init)).count
+        try self.init(
+            children, failurePolicy: failurePolicy, maxConcurrentChildren: maxConcurrentChildren,
+            makingResultFromChildren: { (all: [Operation]) throws(Failure) -> [Element] in
+                // The children given, in their order (one listed twice, twice), then every child
+                // added later that is a result operation of the element type, as they joined.
+                let added = all.dropFirst(initialCount).compactMap { $0 as? AsyncResultOperation<Element, Failure> }
+                return try (children + added).map { child throws(Failure) -> Element in
+                    guard let result = child.result else {
+                        preconditionFailure("Internal inconsistency: a child that did not fail has no result")
+                    }
+                    return try result.get()
                 }
-                return try result.get()
-            }
-        }
+            })
     }
 
     /// Creates a group that succeeds when all of `children` do: the classic "all done" aggregate,

@@ -451,9 +451,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         case .beginExecuting:
             if !gatePassed { trapStartedBeforeGatePassed() }
             willChangeValue(forKey: "isExecuting")
-            let (finishRequested, timeLimit, keys) = lock.withCriticalSection {
+            let (finishRequested, timeLimit, keys, observers) = lock.withCriticalSection {
                 defer { rare?.post(.started) }
-                return (lifecycle.enteredExecuting(), rare?.armTimeLimit, rare?.gate?.grantedRequest)
+                return (
+                    lifecycle.enteredExecuting(), rare?.armTimeLimit, rare?.gate?.grantedRequest,
+                    rare.flatMap { $0.operationObservers.isEmpty ? nil : $0.operationObservers }
+                )
             }
             didChangeValue(forKey: "isExecuting")
             if finishRequested {
@@ -463,6 +466,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             countTowardQueueProgress()
             if let timeLimit { armTimeLimit(timeLimit) }
             if prepareToRun() {
+                if let observers { for observer in observers { observer.willExecute(self) } }
                 if let keys {
                     // The operation holds its keys: its own work enters them again rather than
                     // waiting for itself (`ExclusivityHolds`).
@@ -736,20 +740,25 @@ open class AsyncOperation: Operation, @unchecked Sendable {
 
     private func sendFinishNotifications(wasExecuting: Bool) {
         withExtendedLifetime(self) {
-            if wasExecuting { willChangeValue(forKey: "isExecuting") }
-            willChangeValue(forKey: "isFinished")
             // The progress ends first, while the operation is still finishing: until
             // `completeFinish()` no awaiter can return (`installWaiter` and `reserveWaitID` see an
             // unfinished operation) and no lifecycle observer or `whenFinished` handler has been
             // posted `.finished`, so every one of them reads the final progress. The outcome is
             // fixed while finishing (a cancellation is no longer recorded); a progress made after
-            // this read is made finished (`progressLocked(handedOut:)`).
-            let (progress, cancelled, ran) = lock.withCriticalSection {
+            // this read is made finished (`progressLocked(handedOut:)`). Read before the
+            // notifications, in the same critical section as the observers told `willFinish`.
+            let (progress, cancelled, ran, willFinishObservers) = lock.withCriticalSection {
                 (
                     bodyProgress ?? rare?.progress, lifecycle.isCancellationRecorded,
-                    ranItsWorkLocked(executed: wasExecuting)
+                    ranItsWorkLocked(executed: wasExecuting),
+                    rare.flatMap { $0.operationObservers.isEmpty ? nil : $0.operationObservers }
                 )
             }
+            // Before anything says the operation is finishing: its outcome is final, `isFinished`
+            // is still false, and no awaiter or dependent has moved.
+            if let willFinishObservers { for observer in willFinishObservers { observer.willFinish(self) } }
+            if wasExecuting { willChangeValue(forKey: "isExecuting") }
+            willChangeValue(forKey: "isFinished")
             progress?.operationFinished(cancelled: cancelled, ran: ran)
             let (observers, rareWork) = lock.withCriticalSection {
                 attachedTask = nil
@@ -804,6 +813,10 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     func makeOperationProgress(finished: Bool, cancelled: Bool, ran: Bool) -> OperationProgress {
         OperationProgress(finished: finished, cancelled: cancelled, ran: ran)
     }
+
+    /// The operation's children, for ``OperationObserver``s registered on it: a group's. Callers
+    /// hold `lock`.
+    var childrenLocked: [Operation] { [] }
 
     /// Called after the operation became executing and before ``main()``. Returning `false`
     /// skips ``main()``; the override must then have finished the operation.

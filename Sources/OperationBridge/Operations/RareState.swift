@@ -31,6 +31,9 @@ final class RareState: @unchecked Sendable {
     var gate: ReadinessGate?
     /// Who is told of the operation's lifecycle events, until it finishes.
     var lifecycleObservers: [LifecycleObserver] = []
+    /// The ``OperationObserver``s, told synchronously of the moments before the transitions,
+    /// until the operation finishes.
+    var operationObservers: [ErasedOperationObserver] = []
     /// The operation's progress (see ``Bridge/operationProgress``), once asked for —
     /// unless a closure reports on it, which keeps it (`AsyncOperation.bodyProgress`).
     var progress: OperationProgress?
@@ -85,7 +88,7 @@ final class RareState: @unchecked Sendable {
         let timers: [DeadlineTimer]
         /// The exclusivity request whose keys to release.
         let keys: ExclusivityRequest?
-        fileprivate let released: (ArmTimeLimit?, [LifecycleObserver])
+        fileprivate let released: (ArmTimeLimit?, [LifecycleObserver], [ErasedOperationObserver])
     }
 
     /// The operation has finished: tells the observers and forgets them, forgets the limit to
@@ -94,6 +97,7 @@ final class RareState: @unchecked Sendable {
         post(.finished)
         defer {
             lifecycleObservers = []
+            operationObservers = []
             timeLimitTimer = nil
             armTimeLimit = nil
             timeLimitPassedAtStart = nil
@@ -103,6 +107,6 @@ final class RareState: @unchecked Sendable {
         }
         return Finished(
             timers: [timeLimitTimer, readinessTimer].compactMap { $0 }, keys: gate?.request,
-            released: (armTimeLimit, lifecycleObservers))
+            released: (armTimeLimit, lifecycleObservers, operationObservers))
     }
 }

@@ -24,9 +24,16 @@ import Foundation
 /// Chained steps that take their input from the failed step are left to report it themselves
 /// (their ``ChainedAsyncResultOperation/upstreamFailurePolicy`` applies).
 ///
+/// ## Growing
+/// A scheduler made `growable` (a ``GroupOperation``'s) takes more operations while it runs
+/// (``add(_:timingOut:registering:)``), and counts as finished only once it is *closed*: when
+/// ``closeWhenDrained()`` was asked for and every operation has finished, in one critical
+/// section, so that an addition racing the last finish either joins the run or is refused —
+/// never lost, never counted after the end. Other schedulers are closed from the start.
+///
 /// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks`,
-/// `waitersAbandoned` and `timedOut` — is only touched while holding `lock`; queue calls, cancellations and
-/// callbacks run after the lock is released.
+/// `waitersAbandoned`, `timedOut`, `added`, `nodeOf`, `closeRequested` and `closed` — is only touched while
+/// holding `lock`; queue calls, cancellations and callbacks run after the lock is released.
 final class GraphScheduler: @unchecked Sendable {
     /// Called once per operation (by node index), after it has finished. May run on any thread,
     /// concurrently for different nodes.
@@ -37,7 +44,8 @@ final class GraphScheduler: @unchecked Sendable {
     /// For each position of the input array, the node of its operation (duplicates share one).
     let nodeOfPosition: [Int]
 
-    /// For each node, the nodes that depend on it (immutable, so read without the lock).
+    /// For each node created with the scheduler, the nodes that depend on it (read without the
+    /// lock unless the scheduler is `growable`: an addition may give a node new dependents).
     private let dependents: [[Int]]
     /// For each node, the nodes it depends on (immutable).
     private let dependencies: [[Int]]
@@ -58,6 +66,22 @@ final class GraphScheduler: @unchecked Sendable {
     private var drainCallbacks: [@Sendable () -> Void] = []
     private var waitersAbandoned = false
     private var timedOut = false
+    /// Whether operations may be added after creation (``add(_:timingOut:registering:)``).
+    private let growable: Bool
+    /// The operations added after creation, as nodes `operations.count...`.
+    private var added = AddedNodes()
+    /// The node of each operation, for a `growable` scheduler (empty otherwise).
+    private var nodeOf: [ObjectIdentifier: Int] = [:]
+    /// ``closeWhenDrained()`` was called: the set closes once every operation has finished.
+    private var closeRequested: Bool
+    /// The set is closed: it takes no more operations, and it has finished once they all have.
+    private var closed: Bool
+
+    /// The operations added to a growable scheduler, with what the scheduler keeps per node.
+    private struct AddedNodes {
+        var operations: [Operation] = []
+        var settledDependencyCount: [Int] = []
+    }
 
     /// Builds the graph and checks it for cycles. Nothing runs yet.
     ///
@@ -74,6 +98,7 @@ final class GraphScheduler: @unchecked Sendable {
         _ operations: [Operation],
         queue: OperationQueue?,
         failurePolicy: PipelineFailurePolicy,
+        growable: Bool = false,
         onFinish: FinishHandler? = nil
     ) throws(PipelineError) {
         var nodeOf: [ObjectIdentifier: Int] = [:]
@@ -103,7 +128,8 @@ final class GraphScheduler: @unchecked Sendable {
             dependencies: dependencies,
             foreign: unique.map { !(($0 as? AsyncOperation)?.skipsAfterUpstreamFailure ?? false) },
             outcomeOfItsOwn: unique.map { $0 is any FailureReporting },
-            failurePolicy: failurePolicy)
+            failurePolicy: failurePolicy,
+            growable: growable)
         if let cycle = machine.nodesOnCycles() {
             throw .dependencyCycle(operations: cycle.map { unique[$0] })
         }
@@ -123,6 +149,162 @@ final class GraphScheduler: @unchecked Sendable {
         self.queue = queue
         self.machine = machine
         self.onFinish = onFinish
+        self.growable = growable
+        self.closeRequested = !growable
+        self.closed = !growable
+        if growable { self.nodeOf = nodeOf }
+    }
+
+    /// The operation of `node`, one given at creation or added later.
+    func operation(_ node: Int) -> Operation {
+        if node < operations.count { return operations[node] }
+        return lock.withCriticalSection { added.operations[node - operations.count] }
+    }
+
+    /// Whether every operation has finished and the set is closed — closing it now when that
+    /// was asked for. Caller holds `lock`.
+    private func drainedLocked() -> Bool {
+        guard machine.unfinishedCount == 0 else { return false }
+        if !closed && closeRequested { closed = true }
+        return closed
+    }
+
+    /// Closes the set once every operation has finished — at once when they have: from then on
+    /// ``whenAllFinished(_:)`` and ``waitForAll()`` answer, and ``add(_:timingOut:registering:)``
+    /// refuses. Only for a `growable` scheduler; the others are closed from the start.
+    func closeWhenDrained() {
+        let drained = lock.withCriticalSection { () -> (waiters: [CompletionSlot<Bool>], callbacks: [@Sendable () -> Void])? in
+            closeRequested = true
+            guard drainedLocked() else { return nil }
+            return (takeDrainWaitersLocked(), takeDrainCallbacksLocked())
+        }
+        guard let drained else { return }
+        for waiter in drained.waiters { waiter.fulfill(true) }
+        for callback in drained.callbacks { callback() }
+    }
+
+    /// What ``add(_:timingOut:registering:)`` did.
+    enum Addition {
+        /// The operations not in the set yet joined it, as nodes from `firstNode` on.
+        case added(firstNode: Int, operations: [Operation])
+        /// The set is closed: nothing was added.
+        case closed
+    }
+
+    /// Adds `newOperations` to a `growable` scheduler — pending or running, cancelled or not —
+    /// unless it is closed. Operations already in the set are left out. An added operation that
+    /// depends on one that failed is stopped (or inherits the cause) as if it had been there
+    /// from the start; after ``cancelAll(timingOut:)`` (or under
+    /// ``PipelineFailurePolicy/cancelAll`` after a failure) it is cancelled and queued at once,
+    /// so that it finishes without running.
+    ///
+    /// - Parameters:
+    ///   - timingOut: Cancel the added operations as timed out when the set is cancelled.
+    ///   - registering: Called with the operations that joined and their first node, holding the
+    ///     scheduler's lock, before any of them can be launched (so that an owner's list and
+    ///     the nodes agree). It must not call back into the scheduler.
+    /// - Throws: ``PipelineError/dependencyCycle(operations:)`` when the new operations'
+    ///   dependencies form a cycle, among themselves or through unfinished operations; nothing
+    ///   is added then.
+    func add(
+        _ newOperations: [Operation],
+        timingOut: Bool,
+        registering: (_ firstNode: Int, _ operations: [Operation]) -> Void
+    ) throws(PipelineError) -> Addition {
+        precondition(growable, "Internal inconsistency: operations added to a scheduler that is not growable")
+        // Read outside the lock: they ask the operations themselves.
+        var batchNode: [ObjectIdentifier: Int] = [:]
+        var batch: [Operation] = []
+        for operation in newOperations where batchNode[ObjectIdentifier(operation)] == nil {
+            batchNode[ObjectIdentifier(operation)] = batch.count
+            batch.append(operation)
+        }
+        let batchDependencies = batch.map(\.dependencies)
+        var outside: [(node: Int, dependency: Operation)] = []
+        let local = batchDependencies.enumerated().map { node, dependencies in
+            dependencies.compactMap { dependency in
+                if let inside = batchNode[ObjectIdentifier(dependency)] { return inside }
+                outside.append((node, dependency))
+                return nil
+            }
+        }
+        let foreign = batch.map { !(($0 as? AsyncOperation)?.skipsAfterUpstreamFailure ?? false) }
+        let outcomeOfItsOwn = batch.map { $0 is any FailureReporting }
+        let cycleCheck = GraphStateMachine(
+            dependencies: local, foreign: foreign, outcomeOfItsOwn: outcomeOfItsOwn, failurePolicy: .cancelDependents)
+        if let cycle = cycleCheck.nodesOnCycles() {
+            throw .dependencyCycle(operations: cycle.map { batch[$0] })
+        }
+        if let cycle = Self.cycleThroughOutsideOperations(batch, nodeOf: batchNode, outside: outside) {
+            throw .dependencyCycle(operations: cycle)
+        }
+        // The finished dependencies whose failure each operation reports itself (a chained step
+        // taking its input from one); unfinished ones are asked when they finish.
+        let handles = batch.enumerated().map { node, operation in
+            Set(
+                batchDependencies[node].filter { $0.isFinished && operation.reportsFailure(ofUpstream: $0) }
+                    .map(ObjectIdentifier.init))
+        }
+        let settledCandidates = batchDependencies.map { dependencies in
+            dependencies.allSatisfy { $0 is AsyncOperation }
+        }
+        let outcome = lock.withCriticalSection { () -> (Addition, GraphStateMachine.Action) in
+            guard !closed else { return (.closed, GraphStateMachine.Action()) }
+            let firstNode = operations.count + added.operations.count
+            var joined: [Int] = []  // batch positions of the operations not in the set yet
+            for (position, operation) in batch.enumerated() where nodeOf[ObjectIdentifier(operation)] == nil {
+                nodeOf[ObjectIdentifier(operation)] = firstNode + joined.count
+                joined.append(position)
+            }
+            var newNodes: [GraphStateMachine.NewNode] = []
+            for position in joined {
+                let newOperation = batch[position]
+                var inSet: [Int] = []
+                var outsideCount = 0
+                for dependency in batchDependencies[position] {
+                    if let node = nodeOf[ObjectIdentifier(dependency)] {
+                        inSet.append(node)
+                    } else {
+                        outsideCount += 1
+                    }
+                }
+                let handled = inSet.filter { handles[position].contains(ObjectIdentifier(operation(lockedNode: $0))) }
+                newNodes.append(
+                    GraphStateMachine.NewNode(
+                        dependencies: inSet, foreign: foreign[position], outcomeOfItsOwn: outcomeOfItsOwn[position],
+                        handles: handled))
+                added.operations.append(newOperation)
+                added.settledDependencyCount.append(
+                    settledCandidates[position] && outsideCount == 0 ? Set(inSet).count : 0)
+            }
+            let joinedOperations = joined.map { batch[$0] }
+            if !joinedOperations.isEmpty { registering(firstNode, joinedOperations) }
+            return (.added(firstNode: firstNode, operations: joinedOperations), machine.add(newNodes))
+        }
+        guard case .added(_, let joined) = outcome.0 else { return outcome.0 }
+        let joinedIDs = Set(joined.map(ObjectIdentifier.init))
+        for (node, dependency) in outside where !dependency.isFinished && joinedIDs.contains(ObjectIdentifier(batch[node])) {
+            let step = batch[node]
+            _ = FinishObservation.observe(dependency) { withExtendedLifetime(step) {} }
+        }
+        if queue != nil {
+            for case let step as AsyncOperation in joined { step.expectPackageAdmission() }
+        }
+        perform(stops: outcome.1, timingOut: timingOut)
+        launch(outcome.1.launch)
+        return outcome.0
+    }
+
+    /// The operation of `node`. Caller holds `lock`.
+    private func operation(lockedNode node: Int) -> Operation {
+        node < operations.count ? operations[node] : added.operations[node - operations.count]
+    }
+
+    /// The dependents of `node`, with the operations of each. Only for a `growable` scheduler.
+    private func dependentsSnapshot(of node: Int) -> [(node: Int, operation: Operation)] {
+        lock.withCriticalSection {
+            machine.dependents[node].map { ($0, operation(lockedNode: $0)) }
+        }
     }
 
     /// The unfinished operations on or behind a cycle that passes through operations outside
@@ -244,7 +426,7 @@ final class GraphScheduler: @unchecked Sendable {
     /// Calls `callback` once every operation has finished — at once when they have.
     func whenAllFinished(_ callback: @escaping @Sendable () -> Void) {
         let now = lock.withCriticalSection { () -> Bool in
-            guard machine.unfinishedCount > 0 else { return true }
+            guard !drainedLocked() else { return true }
             drainCallbacks.append(callback)
             return false
         }
@@ -269,7 +451,7 @@ final class GraphScheduler: @unchecked Sendable {
     func waitForAll() async -> Bool {
         let slot = CompletionSlot<Bool>()
         let immediate = lock.withCriticalSection { () -> Bool? in
-            if machine.unfinishedCount == 0 { return true }
+            if drainedLocked() { return true }
             if waitersAbandoned { return false }
             drainWaiters.append(slot)
             return nil
@@ -312,17 +494,21 @@ final class GraphScheduler: @unchecked Sendable {
         admissions.reserveCapacity(launches.count)
         for launch in launches {
             let node = launch.node
+            let (operation, settled) =
+                node < operations.count
+                ? (operations[node], settledDependencyCount[node])
+                : lock.withCriticalSection {
+                    (added.operations[node - operations.count], added.settledDependencyCount[node - operations.count])
+                }
             // Strong: the scheduler must outlive its handle until every step has finished. The
             // observer is dropped when the operation finishes, so no cycle outlives the work.
-            guard FinishObservation.observe(operations[node], { self.nodeFinished(node, observed: true) }) != nil
+            guard FinishObservation.observe(operation, { self.nodeFinished(node, observed: true) }) != nil
             else {
                 alreadyFinished.append(node)
                 continue
             }
             admissions.append(
-                .init(
-                    operation: operations[node],
-                    settledDependencies: launch.dependenciesFinished ? settledDependencyCount[node] : 0))
+                .init(operation: operation, settledDependencies: launch.dependenciesFinished ? settled : 0))
         }
         // The list was looked at once, at the start.
         queue?.admit(contentsOf: admissions, listed: false, releasingForeignClaimOnFinish: false)
@@ -336,19 +522,36 @@ final class GraphScheduler: @unchecked Sendable {
         // Iterative, so that long runs of already-finished operations do not recurse.
         var pending = [(node, observed)]
         while let (node, observed) = pending.popLast() {
-            let operation = operations[node]
+            let operation = self.operation(node)
             OperationQueue.releaseForeignClaim(on: operation)
-            // Read outside the lock: they ask the operations themselves.
-            let failure =
-                operation.stepFailed ? FinishedFailure(operation, dependents: dependents[node], in: operations) : nil
-            let (action, handler, drained) = lock.withCriticalSection {
+            // Read outside the lock: they ask the operations themselves. A growable set may give
+            // the node a dependent meanwhile: asked again then, so that every dependent is asked.
+            var failure: FinishedFailure?
+            var knownDependents = -1
+            if operation.stepFailed {
+                if growable {
+                    let snapshot = dependentsSnapshot(of: node)
+                    knownDependents = snapshot.count
+                    failure = FinishedFailure(operation, dependents: snapshot)
+                } else {
+                    failure = FinishedFailure(
+                        operation, dependents: dependents[node].map { ($0, operations[$0]) })
+                }
+            }
+            let recorded = lock.withCriticalSection {
+                () -> (action: GraphStateMachine.Action?, handler: FinishHandler?, drained: (waiters: [CompletionSlot<Bool>], callbacks: [@Sendable () -> Void]))? in
+                if knownDependents >= 0 && machine.dependents[node].count != knownDependents { return nil }
                 let action = machine.finished(node, failure: failure, observed: observed)
-                let allFinished = machine.unfinishedCount == 0
+                let allFinished = drainedLocked()
                 let drained = (
                     waiters: allFinished ? takeDrainWaitersLocked() : [],
                     callbacks: allFinished ? takeDrainCallbacksLocked() : []
                 )
                 return (action, onFinish, drained)
+            }
+            guard let (action, handler, drained) = recorded else {
+                pending.append((node, observed))
+                continue
             }
             // Answered at the end of this iteration, after the node has been reported.
             defer {
@@ -375,17 +578,19 @@ final class GraphScheduler: @unchecked Sendable {
     /// are cancelled as timed out.
     private func perform(stops action: GraphStateMachine.Action, timingOut: Bool = false) {
         for node in action.cancel {
-            if timingOut, let operation = operations[node] as? AsyncOperation {
+            let operation = self.operation(node)
+            if timingOut, let operation = operation as? AsyncOperation {
                 operation.timeOut()
             } else {
-                operations[node].cancel()
+                operation.cancel()
             }
         }
         for (node, cause) in action.stop {
-            if let operation = operations[node] as? AsyncOperation {
+            let operation = self.operation(node)
+            if let operation = operation as? AsyncOperation {
                 operation.finishWithoutRunning(reporting: cause, onlyIfPending: true)
             } else {
-                operations[node].cancel()
+                operation.cancel()
             }
         }
     }
@@ -406,12 +611,12 @@ struct FinishedFailure {
     /// from the failed step).
     let handledBy: [Int]
 
-    init(_ operation: Operation, dependents: [Int], in operations: [Operation]) {
+    init(_ operation: Operation, dependents: [(node: Int, operation: Operation)]) {
         reason = operation.failureReason
         let upstream = (operation as? AsyncOperation)?.bridge.upstreamFailure
         isOwnFailure = upstream == nil
         causeForDependents = upstream ?? UpstreamFailedError(describing: operation, reason: reason)
-        handledBy = dependents.filter { operations[$0].reportsFailure(ofUpstream: operation) }
+        handledBy = dependents.filter { $0.operation.reportsFailure(ofUpstream: operation) }.map(\.node)
     }
 }
 
@@ -464,10 +669,10 @@ struct GraphStateMachine {
     }
 
     /// For each node, the nodes that depend on it.
-    let dependents: [[Int]]
+    private(set) var dependents: [[Int]]
     /// For each node, whether its operation is not the package's: it runs whatever its
     /// dependencies' outcome, as Foundation runs it, unless a policy or ``cancelAll()`` cancels it.
-    private let foreign: [Bool]
+    private var foreign: [Bool]
     /// For each node not the package's, the cause of the first failure among its dependencies
     /// (direct, or passed on through other such nodes): it runs anyway, and passes the cause on
     /// when it finishes.
@@ -475,7 +680,7 @@ struct GraphStateMachine {
     /// For each node, whether its operation has an outcome of its own (a result operation): one
     /// that ran after a failure and succeeded has recovered, and does not pass the cause on. A
     /// glue operation, which has no outcome, does.
-    private let outcomeOfItsOwn: [Bool]
+    private var outcomeOfItsOwn: [Bool]
     private var remaining: [Int]
     /// For each node, whether one of its finished dependencies was found finished rather than
     /// observed finishing (see `GraphScheduler.nodeFinished(_:observed:)`).
@@ -484,11 +689,23 @@ struct GraphStateMachine {
     private var marks: [Mark?]
     private let failurePolicy: PipelineFailurePolicy
     private var cancelledAll = false
+    /// Why everything was cancelled, when a failure under ``PipelineFailurePolicy/cancelAll`` did
+    /// it: the cause the nodes added afterwards report.
+    private var cancelledAllCause: UpstreamFailedError?
+    /// ``start()`` was called: nodes added from now on are launched once ready.
+    private var started = false
+    /// Only when the set may grow: for each finished node, the cause it passed on to its
+    /// dependents, if any — what a dependent added later inherits.
+    private var passedCause: [UpstreamFailedError?]
+    private let growable: Bool
     private(set) var unfinishedCount: Int
     /// The first node that failed on its own while the run had not been cancelled as a whole.
     private(set) var firstFailure: (node: Int, reason: UpstreamFailedError.Reason)?
 
-    init(dependencies: [[Int]], foreign: [Bool], outcomeOfItsOwn: [Bool], failurePolicy: PipelineFailurePolicy) {
+    init(
+        dependencies: [[Int]], foreign: [Bool], outcomeOfItsOwn: [Bool], failurePolicy: PipelineFailurePolicy,
+        growable: Bool = false
+    ) {
         var dependents = Array(repeating: [Int](), count: dependencies.count)
         var remaining = Array(repeating: 0, count: dependencies.count)
         for (node, nodeDependencies) in dependencies.enumerated() {
@@ -507,6 +724,67 @@ struct GraphStateMachine {
         self.marks = Array(repeating: nil, count: dependencies.count)
         self.failurePolicy = failurePolicy
         self.unfinishedCount = dependencies.count
+        self.growable = growable
+        self.passedCause = growable ? Array(repeating: nil, count: dependencies.count) : []
+    }
+
+    /// A node added to a growable set (see `GraphScheduler.add(_:timingOut:registering:)`).
+    struct NewNode {
+        /// Its dependencies in the set, added nodes included.
+        let dependencies: [Int]
+        let foreign: Bool
+        let outcomeOfItsOwn: Bool
+        /// The finished dependencies whose failure it reports itself.
+        let handles: [Int]
+    }
+
+    /// Adds nodes, which take the next indices. A node whose dependency has finished and passed a
+    /// failure on is stopped (or inherits the cause) as if it had been there when it finished;
+    /// after ``cancelAll()`` it is cancelled and launched at once; once ``start()`` was called,
+    /// a node whose dependencies have all finished is launched.
+    mutating func add(_ nodes: [NewNode]) -> Action {
+        let first = phase.count
+        for new in nodes {
+            dependents.append([])
+            foreign.append(new.foreign)
+            outcomeOfItsOwn.append(new.outcomeOfItsOwn)
+            inherited.append(nil)
+            remaining.append(0)
+            hasUnobservedFinish.append(false)
+            phase.append(.waiting)
+            marks.append(nil)
+            passedCause.append(nil)
+            unfinishedCount += 1
+        }
+        var action = Action()
+        for (offset, new) in nodes.enumerated() {
+            let node = first + offset
+            for dependency in Set(new.dependencies) {
+                dependents[dependency].append(node)
+                guard phase[dependency] == .finished else {
+                    remaining[node] += 1
+                    continue
+                }
+                // Found finished, not observed finishing: the queue may not have counted it yet.
+                hasUnobservedFinish[node] = true
+                guard let cause = passedCause[dependency], !new.handles.contains(dependency) else { continue }
+                if foreign[node] {
+                    if inherited[node] == nil { inherited[node] = cause }
+                } else {
+                    mark(node, .stopped(cause: cause), into: &action)
+                }
+            }
+        }
+        for node in first..<phase.count {
+            if cancelledAll {
+                mark(node, .cancelled(cause: cancelledAllCause), into: &action)
+                launchIfWaiting(node, into: &action)
+            } else if started && remaining[node] == 0 && phase[node] == .waiting {
+                phase[node] = .launched
+                action.launch.append(Launch(node: node, dependenciesFinished: !hasUnobservedFinish[node]))
+            }
+        }
+        return action
     }
 
     /// The nodes that can never become ready because of a cycle, or `nil` when there is none
@@ -531,6 +809,7 @@ struct GraphStateMachine {
 
     /// The nodes to launch first.
     mutating func start() -> [Int] {
+        started = true
         var ready: [Int] = []
         for node in phase.indices where remaining[node] == 0 && phase[node] == .waiting {
             phase[node] = .launched
@@ -559,10 +838,12 @@ struct GraphStateMachine {
                 if failurePolicy == .cancelAll { cancelEverythingElse(becauseOf: node, cause: cause, into: &action) }
             }
             passOn(cause, from: node, except: failure.handledBy, into: &action)
+            if growable { passedCause[node] = cause }
         } else if let cause = inherited[node], !outcomeOfItsOwn[node] {
             // A glue operation ran after a failure: the cause goes on through it. (A result
             // operation that succeeded after one has recovered: its dependents run.)
             passOn(cause, from: node, except: [], into: &action)
+            if growable { passedCause[node] = cause }
         }
         let markedHere = Set(action.cancel).union(action.stop.map(\.node))
         for dependent in dependents[node] {
@@ -615,6 +896,7 @@ struct GraphStateMachine {
         becauseOf root: Int, cause: UpstreamFailedError, into action: inout Action
     ) {
         cancelledAll = true
+        cancelledAllCause = cause
         var downstream = Set<Int>()
         var frontier = [root]
         while let node = frontier.popLast() {

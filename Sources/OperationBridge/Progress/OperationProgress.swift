@@ -49,7 +49,11 @@ public final class OperationProgress: @unchecked Sendable {
     // after; they are written by one thread at a time (`viewWriting`), inside
     // `FoundationProgressViews.writing(_:)`: on Linux that lock, on Apple platforms no lock.
     private let lock = OperationLock()
-    private let children: [Child]?
+    /// Whether this is an aggregate, whose units come from `children`.
+    private let isAggregate: Bool
+    /// An aggregate's operations, with their weights; a group's grows as children join it
+    /// (``addAggregated(_:)``).
+    private var children: [Child]
     /// The units reported until the operation finishes, added to without `lock`.
     private let reported = ReportedUnits()
     /// The units completed, fixed when the operation finishes: later reports are ignored.
@@ -100,8 +104,8 @@ public final class OperationProgress: @unchecked Sendable {
         total: Int64 = 1, children: [Operation]? = nil, finished: Bool = false, cancelled: Bool = false,
         ran: Bool = false
     ) {
-        let children = children?.map { Child(operation: $0, weight: 1) }
-        self.children = children
+        self.isAggregate = children != nil
+        self.children = children?.map { Child(operation: $0, weight: 1) } ?? []
         self.total = children.map { Int64($0.count) } ?? total
         self.finished = false
         self.cancelled = cancelled
@@ -142,6 +146,7 @@ public final class OperationProgress: @unchecked Sendable {
             // Weight zero: left out, also of when the aggregate has finished.
             if weight > 0 { children.append(Child(operation: operation, weight: weight)) }
         }
+        self.isAggregate = true
         self.children = children
         self.total = children.reduce(0) { $0 + $1.weight }
         self.finished = false
@@ -169,7 +174,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// error), as does setting a negative count. Setting it after the operation has finished
     /// does nothing. Thread-safe.
     public var completedUnitCount: Int64 {
-        get { children == nil ? lock.withCriticalSection { completedLocked } : snapshot.completedUnitCount }
+        get { !isAggregate ? lock.withCriticalSection { completedLocked } : snapshot.completedUnitCount }
         set {
             if newValue < 0 { Self.negativeCount("completedUnitCount = \(newValue)") }
             report { $0.reported.store(newValue) }
@@ -207,7 +212,7 @@ public final class OperationProgress: @unchecked Sendable {
     /// Traps on an aggregate, whose units come from its operations.
     private func checkReportable() {
         precondition(
-            children == nil,
+            !isAggregate,
             "OperationProgress: an aggregate's units come from its operations; report on an operation's own progress")
     }
 
@@ -231,13 +236,14 @@ public final class OperationProgress: @unchecked Sendable {
     /// The progress now. For an aggregate, read from its operations (each one's lock, in turn,
     /// never two at once). Thread-safe.
     public var snapshot: ProgressSnapshot {
-        guard let children else { return lock.withCriticalSection { ownSnapshotLocked() } }
+        guard isAggregate else { return lock.withCriticalSection { ownSnapshotLocked() } }
+        let aggregated = lock.withCriticalSection { self.children }
         var totalWeight: Int64 = 0
         var completedWeight: Int64 = 0
         var weighted = 0.0
         var allFinished = true
         var anyCancelled = false
-        for child in children {
+        for child in aggregated {
             let state = Self.state(of: child.operation)
             totalWeight += child.weight
             weighted += Double(child.weight) * state.fractionCompleted
@@ -349,7 +355,7 @@ public final class OperationProgress: @unchecked Sendable {
         var completed = reported.load()
         finished = true
         cancelled = cancelled || wasCancelled
-        if children == nil && !cancelled && ran {
+        if !isAggregate && !cancelled && ran {
             if total <= 0 { total = max(completed, 1) }
             completed = max(completed, total)
         }
@@ -411,10 +417,12 @@ public final class OperationProgress: @unchecked Sendable {
         let owner = lock.withCriticalSection { runningOwner ?? self.owner }
         let operation = owner as? AsyncOperation
         let view = operation.map { OperationProgressView(following: $0) } ?? Progress(parent: nil, userInfo: nil)
-        if let children {
-            // An aggregate's `total` is the sum of its weights, which never changes.
-            view.totalUnitCount = lock.withCriticalSection { total }
-            for child in children {
+        if isAggregate {
+            // An aggregate's `total` is the sum of its weights; a group's grows with its
+            // children (``addAggregated(_:)``), which writes it again under the creation lock.
+            let (aggregateTotal, aggregated) = lock.withCriticalSection { (self.total, self.children) }
+            view.totalUnitCount = aggregateTotal
+            for child in aggregated {
                 view.addChild(Self.view(of: child.operation, moved: &moved), withPendingUnitCount: child.weight)
             }
         }
@@ -462,6 +470,25 @@ public final class OperationProgress: @unchecked Sendable {
         }
         if FinishObservation.observe(operation, complete) == nil { complete() }
         return view
+    }
+
+    /// Operations joined the aggregate (children added to a running group), each weighing one: the
+    /// total grows by their number, and the Foundation views made so far get a view of each.
+    func addAggregated(_ operations: [Operation]) {
+        guard isAggregate, !operations.isEmpty else { return }
+        FoundationProgressViews.create { moved in
+            let views = lock.withCriticalSection { () -> [Progress] in
+                children.append(contentsOf: operations.map { Child(operation: $0, weight: 1) })
+                total += Int64(operations.count)
+                return self.views
+            }
+            for view in views {
+                view.totalUnitCount += Int64(operations.count)
+                for operation in operations {
+                    view.addChild(Self.view(of: operation, moved: &moved), withPendingUnitCount: 1)
+                }
+            }
+        }
     }
 
     /// A view was made while the state moved: writes the views again (see
@@ -537,7 +564,7 @@ public final class OperationProgress: @unchecked Sendable {
         // that goes back to unknown is written -1, not 0: Linux's Foundation traps when a total
         // goes from a positive value to 0.
         let viewComplete = view.totalUnitCount > 0 && view.completedUnitCount >= view.totalUnitCount
-        if children == nil && !viewComplete {
+        if !isAggregate && !viewComplete {
             let total = state.total > 0 ? state.total : (view.totalUnitCount > 0 ? -1 : view.totalUnitCount)
             let completed = total > 0 ? min(max(state.completed, 0), total) : 0
             if view.totalUnitCount != total { view.totalUnitCount = total }

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Why ``GroupOperation/addChild(_:)`` or ``GroupOperation/addChildren(_:)`` added nothing.
+///
+/// ## Cancellation and threading
+/// A value: safe to share.
+public enum GroupOperationError: Error, CustomStringConvertible {
+    /// The group has finished, or every child had finished and the group is finishing: it takes
+    /// no more children. The operations were left as they were (not queued, not cancelled).
+    case finished
+    /// The operations' dependencies form a cycle — among themselves, through the group's
+    /// children or other unfinished operations — or an operation is the group itself. Nothing
+    /// was added. `operations` are the operations on or behind the cycle.
+    case dependencyCycle(operations: [Operation])
+
+    /// A sentence saying what happened.
+    public var description: String {
+        switch self {
+        case .finished:
+            return "The group has finished (or all its children have and it is finishing): it takes no more children"
+        case .dependencyCycle(let operations):
+            return PipelineError.dependencyCycle(operations: operations).description
+        }
+    }
+}

@@ -32,8 +32,9 @@ import Foundation
 /// never lost, never counted after the end. Other schedulers are closed from the start.
 ///
 /// Safety: the mutable state — `machine`, `onFinish`, `drainWaiters`, `drainCallbacks`,
-/// `waitersAbandoned`, `timedOut`, `added`, `nodeOf`, `closeRequested` and `closed` — is only touched while
-/// holding `lock`; queue calls, cancellations and callbacks run after the lock is released.
+/// `waitersAbandoned`, `timedOut`, `added`, `nodeOf`, `closeRequested`, `closed` and `reporting` — is
+/// only touched while holding `lock`; queue calls, cancellations and callbacks run after the lock
+/// is released.
 final class GraphScheduler: @unchecked Sendable {
     /// Called once per operation (by node index), after it has finished. May run on any thread,
     /// concurrently for different nodes.
@@ -76,6 +77,8 @@ final class GraphScheduler: @unchecked Sendable {
     private var closeRequested: Bool
     /// The set is closed: it takes no more operations, and it has finished once they all have.
     private var closed: Bool
+    /// Finishes recorded whose `onFinish` report has not returned yet.
+    private var reporting = 0
 
     /// The operations added to a growable scheduler, with what the scheduler keeps per node.
     private struct AddedNodes {
@@ -161,26 +164,40 @@ final class GraphScheduler: @unchecked Sendable {
         return lock.withCriticalSection { added.operations[node - operations.count] }
     }
 
-    /// Whether every operation has finished and the set is closed — closing it now when that
-    /// was asked for. Caller holds `lock`.
+    /// Whether every operation has finished, every finish has been reported (`onFinish`), and the
+    /// set is closed — closing it now when that was asked for. Caller holds `lock`.
     private func drainedLocked() -> Bool {
         guard machine.unfinishedCount == 0 else { return false }
         if !closed && closeRequested { closed = true }
-        return closed
+        return closed && reporting == 0
+    }
+
+    /// The waiters and callbacks to answer once the set has finished (see ``drainedLocked()``).
+    private struct Drained {
+        var waiters: [CompletionSlot<Bool>] = []
+        var callbacks: [@Sendable () -> Void] = []
+
+        /// Answers them. Call it without the lock.
+        func answer() {
+            for waiter in waiters { waiter.fulfill(true) }
+            for callback in callbacks { callback() }
+        }
+    }
+
+    /// The waiters and callbacks to answer now, taken, if the set has finished. Caller holds `lock`.
+    private func takeDrainedLocked() -> Drained {
+        guard drainedLocked() else { return Drained() }
+        return Drained(waiters: takeDrainWaitersLocked(), callbacks: takeDrainCallbacksLocked())
     }
 
     /// Closes the set once every operation has finished — at once when they have: from then on
     /// ``whenAllFinished(_:)`` and ``waitForAll()`` answer, and ``add(_:timingOut:registering:)``
     /// refuses. Only for a `growable` scheduler; the others are closed from the start.
     func closeWhenDrained() {
-        let drained = lock.withCriticalSection { () -> (waiters: [CompletionSlot<Bool>], callbacks: [@Sendable () -> Void])? in
+        lock.withCriticalSection { () -> Drained in
             closeRequested = true
-            guard drainedLocked() else { return nil }
-            return (takeDrainWaitersLocked(), takeDrainCallbacksLocked())
-        }
-        guard let drained else { return }
-        for waiter in drained.waiters { waiter.fulfill(true) }
-        for callback in drained.callbacks { callback() }
+            return takeDrainedLocked()
+        }.answer()
     }
 
     /// What ``add(_:timingOut:registering:)`` did.
@@ -539,29 +556,27 @@ final class GraphScheduler: @unchecked Sendable {
                 }
             }
             let recorded = lock.withCriticalSection {
-                () -> (action: GraphStateMachine.Action?, handler: FinishHandler?, drained: (waiters: [CompletionSlot<Bool>], callbacks: [@Sendable () -> Void]))? in
+                () -> (action: GraphStateMachine.Action?, handler: FinishHandler?, drained: Drained)? in
                 if knownDependents >= 0 && machine.dependents[node].count != knownDependents { return nil }
                 let action = machine.finished(node, failure: failure, observed: observed)
-                let allFinished = drainedLocked()
-                let drained = (
-                    waiters: allFinished ? takeDrainWaitersLocked() : [],
-                    callbacks: allFinished ? takeDrainCallbacksLocked() : []
-                )
-                return (action, onFinish, drained)
+                // Reported after the lock: until then the set does not count as finished, so that
+                // a finish reported on another thread never comes after the end (see `reporting`).
+                if action != nil { reporting += 1 }
+                return (action, onFinish, takeDrainedLocked())
             }
             guard let (action, handler, drained) = recorded else {
                 pending.append((node, observed))
                 continue
             }
-            // Answered at the end of this iteration, after the node has been reported.
-            defer {
-                for waiter in drained.waiters { waiter.fulfill(true) }
-                for callback in drained.callbacks { callback() }
-            }
+            drained.answer()
             guard let action else { continue }
             // Report the node before stopping the others because of it: an operation that
             // finishes inside `cancel()` must not be delivered before the failure that caused it.
             handler?(node)
+            lock.withCriticalSection { () -> Drained in
+                reporting -= 1
+                return takeDrainedLocked()
+            }.answer()
             perform(stops: action)
             for node in observeAndAdmit(action.launch) {
                 pending.append((node, false))

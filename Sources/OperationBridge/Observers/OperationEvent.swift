@@ -8,6 +8,11 @@ import Foundation
 /// running by a failed condition or upstream) reports ``cancelled`` if it was cancelled, then
 /// ``finished`` — never ``started``. Each event is reported once, in this order.
 ///
+/// These are the moments *after* a transition. The moments before one — the work is about to run,
+/// the operation is about to finish with its result, a group took a child — are told to an
+/// ``OperationObserver``, synchronously; this enum stays as it is, so that `switch` statements
+/// over it keep compiling.
+///
 /// ## Cancellation and threading
 /// A value: safe to share. Where and when an observer receives it, the API that delivers it says.
 public enum OperationEvent: Hashable, Sendable {

@@ -300,7 +300,8 @@ final class GraphScheduler: @unchecked Sendable {
         }
         guard case .added(_, let joined) = outcome.0 else { return outcome.0 }
         let joinedIDs = Set(joined.map(ObjectIdentifier.init))
-        for (node, dependency) in outside where !dependency.isFinished && joinedIDs.contains(ObjectIdentifier(batch[node])) {
+        for (node, dependency) in outside
+        where !dependency.isFinished && joinedIDs.contains(ObjectIdentifier(batch[node])) {
             let step = batch[node]
             _ = FinishObservation.observe(dependency) { withExtendedLifetime(step) {} }
         }

@@ -42,6 +42,26 @@ class LegacyPreconditionOperation: Operation, @unchecked Sendable {
     func work() {}
 }
 
+/// The links found on a page (the crawl snippet's stand-in for a network call).
+func links(of page: URL) async throws -> [URL] {
+    ["1", "2", "3"].map { page.appendingPathComponent($0) }
+}
+
+/// The observer of the observers snippet.
+// After
+struct DownloadLog: OperationObserver {
+    let log: Recorder<String>
+
+    func willExecute(_ download: DownloadOperation) {
+        log.append("fetching \(download.url.lastPathComponent)")
+    }
+
+    func willFinish(_ download: DownloadOperation) {
+        let outcome = (try? download.result?.get()) != nil ? "fetched" : "failed"
+        log.append("\(download.url.lastPathComponent) \(outcome)")
+    }
+}
+
 @Suite("Groups, conditions and observers: documentation snippets")
 struct GroupsAndConditionsSnippets {
     let urls = ["a", "b", "c"].map { URL(string: "https://example.com/\($0)")! }
@@ -161,5 +181,33 @@ struct GroupsAndConditionsSnippets {
             events.append(event)  // .started, .finished
         }
         #expect(events == [.started, .finished])
+    }
+
+    @Test("A group that grows while it runs: a child adds the work it finds")
+    func growingGroup() async throws {
+        let queue = OperationQueue()
+        let home = URL(string: "https://example.com/")!
+        // After
+        let crawl = try GroupOperation<Void, any Error>([])
+        try crawl.addChild(
+            TaskOperation { [weak crawl] () async throws -> Void in
+                for url in try await links(of: home) {
+                    try crawl?.addChild(DownloadOperation(url))
+                }
+            })
+        try await queue.run(crawl)  // after every download, those added while it ran included
+        #expect(crawl.children.count == 4)
+        #expect(crawl.children.allSatisfy { $0.isFinished })
+    }
+
+    @Test("An observer told before the work runs and before the finish, with the result")
+    func observer() async throws {
+        let queue = OperationQueue()
+        let log = Recorder<String>()
+        // After
+        let download = DownloadOperation(urls[0])
+        download.bridge.addObserver(DownloadLog(log: log))
+        _ = try await queue.run(download)
+        #expect(log.all == ["fetching a", "a fetched"])
     }
 }

@@ -95,7 +95,14 @@ struct GroupAddChildStressTests {
             }
             let adderStarted = LockedBox(false)
             let startAdder: @Sendable () -> Void = {
-                guard adderStarted.withLock({ started in !started && { started = true; return true }() }) else { return }
+                guard
+                    adderStarted.withLock({ started in
+                        !started
+                            && {
+                                started = true; return true
+                            }()
+                    })
+                else { return }
                 DispatchQueue.global().async(execute: adder)
             }
             group.bridge.addObserver(StartHook(action: startAdder))

@@ -244,7 +244,9 @@ struct GroupAddChildTests {
         #expect(group.firstFailure?.operation === failing)
     }
 
-    @Test("The collecting result includes added children's values in the order they joined; a failure of one fails the group")
+    @Test(
+        "The collecting result includes added children's values in the order they joined; a failure of one fails the group"
+    )
     func collectingIncludesAddedChildren() async throws {
         let gate = Gate()
         let first = ProbeResultOperation<PlainError>(.whenOpened(gate, .success(1)))

@@ -77,7 +77,8 @@ final class GraphScheduler: @unchecked Sendable {
     private var closeRequested: Bool
     /// The set is closed: it takes no more operations, and it has finished once they all have.
     private var closed: Bool
-    /// Finishes recorded whose `onFinish` report has not returned yet.
+    /// Finishes recorded whose `onFinish` report has not returned yet (counted for a growable set
+    /// only).
     private var reporting = 0
 
     /// The operations added to a growable scheduler, with what the scheduler keeps per node.
@@ -560,9 +561,11 @@ final class GraphScheduler: @unchecked Sendable {
                 () -> (action: GraphStateMachine.Action?, handler: FinishHandler?, drained: Drained)? in
                 if knownDependents >= 0 && machine.dependents[node].count != knownDependents { return nil }
                 let action = machine.finished(node, failure: failure, observed: observed)
-                // Reported after the lock: until then the set does not count as finished, so that
-                // a finish reported on another thread never comes after the end (see `reporting`).
-                if action != nil { reporting += 1 }
+                // Reported after the lock: until then a growable set (a group's, whose event
+                // sequences end with it) does not count as finished, so that a finish reported on
+                // another thread never comes after the end (see `reporting`). Other sets skip the
+                // count, and its lock, on their hot path: nothing of theirs ends with the set.
+                if action != nil && growable { reporting += 1 }
                 return (action, onFinish, takeDrainedLocked())
             }
             guard let (action, handler, drained) = recorded else {
@@ -574,10 +577,12 @@ final class GraphScheduler: @unchecked Sendable {
             // Report the node before stopping the others because of it: an operation that
             // finishes inside `cancel()` must not be delivered before the failure that caused it.
             handler?(node)
-            lock.withCriticalSection { () -> Drained in
-                reporting -= 1
-                return takeDrainedLocked()
-            }.answer()
+            if growable {
+                lock.withCriticalSection { () -> Drained in
+                    reporting -= 1
+                    return takeDrainedLocked()
+                }.answer()
+            }
             perform(stops: action)
             for node in observeAndAdmit(action.launch) {
                 pending.append((node, false))

@@ -24,15 +24,18 @@ import Foundation
 ///
 /// More children join with ``addChild(_:)`` and ``addChildren(_:)`` until the group finishes —
 /// while it is pending, while it runs, from a child's own work. A child reaches its group through
-/// a reference it is given (weak, or the group keeps it alive through its children):
+/// a reference it is given; capture it weakly (the group keeps its children, so a strong
+/// reference would be a cycle that outlives the work):
 ///
 /// ```swift
 /// let crawl = try GroupOperation<Void, any Error>([])
-/// try crawl.addChild(TaskOperation { [weak crawl] in
-///     for link in try await fetchLinks(start) {
-///         try crawl?.addChild(FetchPageOperation(link))
-///     }
-/// })
+/// try crawl.addChild(
+///     TaskOperation { [weak crawl] () async throws -> Void in
+///         for url in try await links(of: home) {
+///             try crawl?.addChild(DownloadOperation(url))
+///         }
+///     })
+/// try await queue.run(crawl)  // after every download, those added while it ran included
 /// ```
 ///
 /// The group finishes once every child — those added included — has finished; an addition that

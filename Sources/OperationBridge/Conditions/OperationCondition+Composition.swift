@@ -48,10 +48,12 @@ extension OperationCondition {
     /// Foundation and Swift concurrency say "did not run, and that is not an error": `cancel()`
     /// is called (a subclass's override included) once the condition has failed, `isCancelled`
     /// is `true`, a result operation stores its cancellation failure where `Failure` can express
-    /// one (and no result otherwise), and every await answers as for any cancellation —
-    /// `bridge.value` and `run` throw `Failure.cancellation` (`CancellationError` for `any
-    /// Error`), ``Bridge/outcomeValue`` throws ``OperationFailure/cancelled``, `bridge.outcome`
-    /// is the cancellation failure or `nil`. ``Bridge/silencedConditionFailure`` holds the
+    /// one (and no result otherwise), and every await answers exactly as for an operation you
+    /// cancelled — `bridge.value` and `run` throw `Failure.cancellation` (`CancellationError` for
+    /// `any Error`), `bridge.outcome` is that failure (`nil` when `Failure` cannot express it),
+    /// ``Bridge/outcomeValue`` throws it as ``OperationFailure/failed(_:)`` (or
+    /// ``OperationFailure/cancelled`` when `Failure` cannot express it) — never
+    /// ``OperationFailure/conditionFailed(_:)``. ``Bridge/silencedConditionFailure`` holds the
     /// ``ConditionFailedError`` that says which condition did it and why;
     /// ``Bridge/conditionFailure`` stays `nil`. Dependents see a cancelled dependency: with
     /// ``noFailedDependencies(cancelledDependencies:)`` and

@@ -88,6 +88,10 @@ extension OperationCondition {
             "\(type(of: dependency))" + (dependency.name.map { " '\($0)'" } ?? "")
         }
         if dependency === operation || dependency.dependencies.contains(where: { $0 === operation }) {
+            // Kept until the operation has finished: on Linux a dependency keeps unretained
+            // pointers to its dependents, and finishing would touch the freed dependent
+            // (Design.md, "Platform facts").
+            _ = operation.addFinishObserver { withExtendedLifetime(dependency) {} }
             return ConditionFailedError(
                 condition: name, operation: operation,
                 reason: "the dependency it produced, \(described(dependency)), would wait for the operation itself")

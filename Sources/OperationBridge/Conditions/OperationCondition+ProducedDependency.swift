@@ -31,9 +31,11 @@ extension OperationCondition {
     ///   condition, its reason names the produced operation and how it failed, and its
     ///   ``ConditionFailedError/underlyingError`` is that operation's failure, if it had one. Wrap
     ///   the condition in ``silent(_:)`` to skip quietly instead.
-    /// - **The operation is cancelled** before the check began: nothing is produced (the closure is
-    ///   not called). While the produced operation is pending or running: the package cancels it,
-    ///   if the package added it, and the operation finishes cancelled without waiting for it.
+    /// - **The operation is cancelled** before this condition's turn: nothing is produced (the
+    ///   closure is not called). Once the closure has made an operation, the package hands it to
+    ///   the queue whatever happens, so that it finishes; when the operation is cancelled while
+    ///   the produced one is pending or running, the package cancels the produced one (if the
+    ///   package added it), and the operation finishes cancelled without waiting for it.
     /// - **Never queued**, or never ready: nothing is produced. An operation's conditions are
     ///   checked at most once, so the closure is called at most once per operation, even when
     ///   the condition is on several of them (each gets its own call).
@@ -66,11 +68,15 @@ extension OperationCondition {
         return OperationCondition(
             name: name,
             kind: .predicate { operation in
+                // Cancelled (the operation was: only its cancellation stops the gate's task), the
+                // verdict is not read; nothing more is produced or checked.
+                guard !Task.isCancelled else { return .holds }
                 if let dependency = makeDependency(operation),
                     let failure = await Self.run(dependency, producedFor: operation, by: name)
                 {
                     return .fails(failure)
                 }
+                guard !Task.isCancelled else { return .holds }
                 return await check(operation)
             })
     }
@@ -96,7 +102,8 @@ extension OperationCondition {
                 condition: name, operation: operation,
                 reason: "the dependency it produced, \(described(dependency)), would wait for the operation itself")
         }
-        if Task.isCancelled { return nil }
+        // Handed to the queue even when the operation was cancelled meanwhile: the wait below
+        // then cancels it at once, and it finishes when its queue starts it — none is lost.
         let queue = operation.admittedQueue ?? SharedQueues.unbounded
         let owned: Bool
         if case .added = queue.admit(dependency) { owned = true } else { owned = false }

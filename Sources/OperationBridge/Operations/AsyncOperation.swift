@@ -499,7 +499,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     open override func cancel() {
         let (cancellation, task, held, gateHeld, gateWork, progress) = lock.withCriticalSection {
             (
-                recordCancellationLocked(), attachedTask, rare?.isHeldBack == true, rare?.readiness == .held,
+                recordCancellationLocked(), attachedTask, rare?.isHeldBack == true,
+                rare.map { $0.readiness != .foundation } ?? false,
                 rare?.gate?.workToStop, rare?.progress
             )
         }
@@ -515,11 +516,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         if held {
             releaseReadiness(generation: nil)
         } else if gateHeld {
-            // Its conditions or keys held it back. Foundation's `cancel()` told the queue, but on
-            // Linux a thread that read "not ready" just before — `addOperation(_:)` of this
-            // operation, racing the cancellation — may store that stale answer after it; announced
-            // again, as every readiness change of the package's is (Design.md, "Platform facts").
-            // Found by `ComposedConditionStressTests`: a cancellation racing the queueing hung.
+            // Its conditions or keys held it back, or were about to (not checked yet: an `isReady`
+            // running now answers "not ready" once it sees the cancellation in `advanceGate`).
+            // Foundation's `cancel()` told the queue, but on Linux a thread that read "not ready"
+            // just before — `addOperation(_:)` of this operation, racing the cancellation — may
+            // store that stale answer after it; announced again, as every readiness change of the
+            // package's is (Design.md, "Platform facts"). Found by `ComposedConditionStressTests`:
+            // a cancellation racing the queueing hung.
             changeReadiness {}
         }
     }

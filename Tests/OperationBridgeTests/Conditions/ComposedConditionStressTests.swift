@@ -214,13 +214,31 @@ struct ComposedConditionStressTests {
             if cancellation == .racing {
                 DispatchQueue.global().async { cancel() }
             }
+            let stage = LockedBox("queueing")
+            // A hang detector, not a timing assertion: a round that has not ended after 30 s says
+            // where it stands, so that a lost wake-up names its round (the suite's time limit
+            // then ends the run).
+            let watchdog = Task.detached { [self] in
+                try await Task.sleep(for: .seconds(30))
+                let report =
+                    "HUNG at \(stage.current): \(self) cancelled:\(cancelled.current) guarded "
+                    + "\(guarded.lifecycleSnapshot) ready:\(guarded.isReady) \(guarded.bridge.pendingDiagnostics); produced "
+                    + produced.all.map { "\($0.lifecycleSnapshot) \($0.bridge.pendingDiagnostics)" }.joined(separator: " | ")
+                FileHandle.standardError.write(Data((report + "\n").utf8))
+                tally.violations.append(report)
+            }
+            defer { watchdog.cancel() }
             if packageAdmits {
+                stage.withLock { $0 = "runForOutcome" }
                 _ = await queue.runForOutcome(guarded)
             } else {
                 queue.addOperation(guarded)
             }
+            stage.withLock { $0 = "waiting for the guarded operation" }
             try? await guarded.bridge.waitForCompletion()
+            stage.withLock { $0 = "waiting for the produced operations" }
             for operation in produced.all { try? await operation.bridge.waitForCompletion() }
+            stage.withLock { $0 = "waiting for the queue" }
             try? await queue.waitForAllOperations()
             check(guarded, cancelled: cancelled.current, ranEarly: ranBeforeProducedFinished.current, into: tally)
         }

@@ -196,6 +196,7 @@ struct ComposedConditionsSnippets {
         let onCellular = LockedBox(true)
         let userAskedNow = OperationCondition("user asked now") { _ in true }
 
+        // After
         let sync = TaskOperation { () async throws(FetchError) -> Int in 1 }
         sync.bridge.addCondition(.silent(OperationCondition("sync enabled") { _ in syncEnabled.current }))
         sync.bridge.addCondition(.any([.negated(OperationCondition("on cellular") { _ in onCellular.current }), userAskedNow]))
@@ -212,6 +213,7 @@ struct ComposedConditionsSnippets {
         let queue = OperationQueue()
         let session = DemoSession()
 
+        // After
         let signedIn = OperationCondition("signed in") { _ in session.isSignedIn }
             .producingDependency { _ in session.isSignedIn ? nil : LoginOperation(session) }
         let upload = TaskOperation { () async throws(FetchError) -> Int in 42 }
@@ -228,6 +230,7 @@ struct ComposedConditionsSnippets {
         let download = DownloadOperation(URL(string: "https://example.com/a")!)
         download.cancel()
 
+        // After
         let report = TaskOperation { () async -> Int in 1 }
         report.addDependency(download)  // the user may cancel the download
         report.bridge.addCondition(.noFailedDependencies(cancelledDependencies: .skip))

@@ -12,14 +12,13 @@ struct ProducedDependencyTests {
         let logins = Counter()
         let loginQueues = Recorder<String?>()
 
-        /// A login operation that signs the session in (or fails with `failure`).
-        func login(failing failure: PlainError? = nil) -> ProbeResultOperation<PlainError> {
+        /// A login operation that signs the session in (or fails with `failure`) before it finishes.
+        func login(failing failure: PlainError? = nil) -> HookedProbe<PlainError> {
             logins.increment()
-            let operation = ProbeResultOperation<PlainError>(.inMain(failure.map { .failure($0) } ?? .success(1)))
-            operation.name = "login"
-            operation.completionBlock = { [signedIn] in
+            let operation = HookedProbe<PlainError>(failure.map { .failure($0) } ?? .success(1)) { [signedIn] in
                 if failure == nil { signedIn.withLock { $0 = true } }
             }
+            operation.name = "login"
             return operation
         }
 
@@ -130,7 +129,7 @@ struct ProducedDependencyTests {
         let failure = try #require(outcome?.failureValue as? ConditionFailedError)
         #expect(failure.condition == "signed in")
         #expect(failure.underlyingError as? PlainError == .boom(401))
-        #expect(failure.reason?.contains("ProbeResultOperation<PlainError> 'login'") == true)
+        #expect(failure.reason?.contains("HookedProbe<PlainError> 'login'") == true)
         #expect(checks.value == 0 && upload.mainCalls.value == 0 && !upload.isCancelled)
     }
 

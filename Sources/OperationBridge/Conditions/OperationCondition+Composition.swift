@@ -27,7 +27,9 @@ extension OperationCondition {
             kind: .predicate { operation in
                 switch await check(operation) {
                 case .holds:
-                    .fails(ConditionFailedError(condition: name, operation: operation, reason: "'\(condition.name)' holds"))
+                    .fails(
+                        ConditionFailedError(condition: name, operation: operation, reason: "'\(condition.name)' holds")
+                    )
                 case .fails, .silenced:
                     .holds
                 }
@@ -157,7 +159,8 @@ extension OperationCondition {
                     }
                 }
                 let reason = failures.map { failure in
-                    "'\(failure.condition)'" + ((failure.reason ?? failure.underlyingError.map { "\($0)" }).map { ": \($0)" } ?? "")
+                    "'\(failure.condition)'"
+                        + ((failure.reason ?? failure.underlyingError.map { "\($0)" }).map { ": \($0)" } ?? "")
                 }
                 let failure = ConditionFailedError(
                     condition: name, operation: operation, reason: "none holds: " + reason.joined(separator: "; "))

@@ -88,7 +88,9 @@ struct ComposedConditionStressTests {
                 }
                 return pick == 3 ? .all(members) : .any(members)
             case 5:
-                return .producing(random(depth: depth + 1, using: &generator), producedFails: Int.random(in: 0..<4, using: &generator) == 0)
+                return .producing(
+                    random(depth: depth + 1, using: &generator),
+                    producedFails: Int.random(in: 0..<4, using: &generator) == 0)
             default:
                 return .leaf(holds: Bool.random(using: &generator), suspends: Bool.random(using: &generator))
             }
@@ -120,13 +122,17 @@ struct ComposedConditionStressTests {
                     if suspends { await Task.yield() }
                     return holds
                 }
-            case .negated(let node): return .negated(node.condition(producing: produced, onStart: onStart, tally: tally))
+            case .negated(let node):
+                return .negated(node.condition(producing: produced, onStart: onStart, tally: tally))
             case .silent(let node): return .silent(node.condition(producing: produced, onStart: onStart, tally: tally))
-            case .all(let members): return .all(members.map { $0.condition(producing: produced, onStart: onStart, tally: tally) })
-            case .any(let members): return .any(members.map { $0.condition(producing: produced, onStart: onStart, tally: tally) })
+            case .all(let members):
+                return .all(members.map { $0.condition(producing: produced, onStart: onStart, tally: tally) })
+            case .any(let members):
+                return .any(members.map { $0.condition(producing: produced, onStart: onStart, tally: tally) })
             case .producing(let node, let producedFails):
                 return node.condition(producing: produced, onStart: onStart, tally: tally).producingDependency { _ in
-                    let operation = HookedProbe<PlainError>(producedFails ? .failure(.boom(1)) : .success(1), onMain: onStart)
+                    let operation = HookedProbe<PlainError>(
+                        producedFails ? .failure(.boom(1)) : .success(1), onMain: onStart)
                     produced.append(operation)
                     tally.producedRuns.increment()
                     return operation
@@ -166,7 +172,9 @@ struct ComposedConditionStressTests {
 
         static func random(using generator: inout SeededGenerator) -> RoundPlan {
             RoundPlan(
-                trees: (0..<Int.random(in: 1...2, using: &generator)).map { _ in Node.random(depth: 0, using: &generator) },
+                trees: (0..<Int.random(in: 1...2, using: &generator)).map { _ in
+                    Node.random(depth: 0, using: &generator)
+                },
                 failure: FailureKind.allCases.randomElement(using: &generator)!,
                 cancellation: Int.random(in: 0..<3, using: &generator) == 0
                     ? Cancellation.allCases.randomElement(using: &generator)! : .none,
@@ -223,7 +231,8 @@ struct ComposedConditionStressTests {
                 let report =
                     "HUNG at \(stage.current): \(self) cancelled:\(cancelled.current) guarded "
                     + "\(guarded.lifecycleSnapshot) ready:\(guarded.isReady) \(guarded.bridge.pendingDiagnostics); produced "
-                    + produced.all.map { "\($0.lifecycleSnapshot) \($0.bridge.pendingDiagnostics)" }.joined(separator: " | ")
+                    + produced.all.map { "\($0.lifecycleSnapshot) \($0.bridge.pendingDiagnostics)" }.joined(
+                        separator: " | ")
                 FileHandle.standardError.write(Data((report + "\n").utf8))
                 tally.violations.append(report)
             }
@@ -251,7 +260,9 @@ struct ComposedConditionStressTests {
             let failure = guarded.bridge.conditionFailure
             let silenced = guarded.bridge.silencedConditionFailure
             if !guarded.isFinished { problems.append("not finished") }
-            if mainCalls > 1 || (mainCalls == 1 && verdict != .holds) { problems.append("main() ran \(mainCalls) times") }
+            if mainCalls > 1 || (mainCalls == 1 && verdict != .holds) {
+                problems.append("main() ran \(mainCalls) times")
+            }
             if ranEarly { problems.append("main() ran before a produced operation finished") }
             if failure != nil && guarded.isCancelled { problems.append("failed and cancelled") }
             if silenced != nil && !guarded.isCancelled { problems.append("silenced but not cancelled") }

@@ -26,7 +26,9 @@ struct ConditionCompositionTests {
     static let fails = OperationCondition("fails") { _ in false }
 
     /// Runs a `ProbeResultOperation<any Error>` guarded by `conditions` and tells what happened.
-    private func run(_ conditions: OperationCondition...) async -> (ProbeResultOperation<any Error>, Result<Int, any Error>?) {
+    private func run(_ conditions: OperationCondition...) async -> (
+        ProbeResultOperation<any Error>, Result<Int, any Error>?
+    ) {
         let operation = ProbeResultOperation<any Error>(.inMain(.success(7)))
         for condition in conditions { operation.bridge.addCondition(condition) }
         let outcome = await OperationQueue().runForOutcome(operation)
@@ -79,14 +81,18 @@ struct ConditionCompositionTests {
         arguments: FailureKind.allCases)
     func silentFailureCancels(kind: FailureKind) async throws {
         switch kind {
-        case .cancellationError: try await checkSilentSkip(ProbeResultOperation<CancellationError>(.inMain(.success(1))), kind)
+        case .cancellationError:
+            try await checkSilentSkip(ProbeResultOperation<CancellationError>(.inMain(.success(1))), kind)
         case .anyError: try await checkSilentSkip(ProbeResultOperation<any Error>(.inMain(.success(1))), kind)
-        case .representable: try await checkSilentSkip(ProbeResultOperation<RepresentableError>(.inMain(.success(1))), kind)
+        case .representable:
+            try await checkSilentSkip(ProbeResultOperation<RepresentableError>(.inMain(.success(1))), kind)
         case .plain: try await checkSilentSkip(ProbeResultOperation<PlainError>(.inMain(.success(1))), kind)
         }
     }
 
-    private func checkSilentSkip<Failure: Error>(_ operation: ProbeResultOperation<Failure>, _ kind: FailureKind) async throws {
+    private func checkSilentSkip<Failure: Error>(_ operation: ProbeResultOperation<Failure>, _ kind: FailureKind)
+        async throws
+    {
         operation.name = "sync"
         operation.bridge.addCondition(.silent(OperationCondition("sync enabled") { _ in false }))
         let outcome = await OperationQueue().runForOutcome(operation)
@@ -120,7 +126,9 @@ struct ConditionCompositionTests {
         }
     }
 
-    @Test("silent: a plain AsyncOperation is cancelled; run-and-await returns once it has finished; its cancel() override is called")
+    @Test(
+        "silent: a plain AsyncOperation is cancelled; run-and-await returns once it has finished; its cancel() override is called"
+    )
     func silentPlainOperation() async throws {
         let operation = ManualOperation()
         operation.bridge.addCondition(.silent(Self.fails))
@@ -164,7 +172,9 @@ struct ConditionCompositionTests {
         #expect(!operation.isCancelled && operation.bridge.silencedConditionFailure == nil)
     }
 
-    @Test("A silent skip propagates quietly: a dependent with noFailedDependencies(cancelledDependencies: .skip) is skipped too")
+    @Test(
+        "A silent skip propagates quietly: a dependent with noFailedDependencies(cancelledDependencies: .skip) is skipped too"
+    )
     func silentChain() async throws {
         let queue = OperationQueue()
         let first = ProbeResultOperation<any Error>(.inMain(.success(1)))
@@ -297,12 +307,17 @@ struct ConditionCompositionTests {
         #expect(try outcome?.get() == 7 && silencedAndHolding.mainCalls.value == 1)
 
         let (silencedAndLoud, _) = await run(.any([.silent(Self.fails), Self.fails]))
-        #expect(!silencedAndLoud.isCancelled && silencedAndLoud.bridge.conditionFailure?.condition.hasPrefix("any of") == true)
+        #expect(
+            !silencedAndLoud.isCancelled
+                && silencedAndLoud.bridge.conditionFailure?.condition.hasPrefix("any of") == true)
 
         let (allSilenced, _) = await run(.any([.silent(Self.fails), .silent(Self.fails)]))
-        #expect(allSilenced.isCancelled && allSilenced.bridge.silencedConditionFailure?.condition.hasPrefix("any of") == true)
+        #expect(
+            allSilenced.isCancelled
+                && allSilenced.bridge.silencedConditionFailure?.condition.hasPrefix("any of") == true)
 
-        let (nested, nestedOutcome) = await run(.any([.any([Self.fails, Self.fails]), .any([Self.fails, Self.holds])]))
+        let (nested, nestedOutcome) = await run(
+            .any([.any([Self.fails, Self.fails]), .any([Self.fails, Self.holds])]))
         #expect(try nestedOutcome?.get() == 7 && nested.mainCalls.value == 1)
         let (nestedFailing, _) = await run(.any([.any([Self.fails]), .any([Self.fails])]))
         #expect(nestedFailing.bridge.conditionFailure != nil)

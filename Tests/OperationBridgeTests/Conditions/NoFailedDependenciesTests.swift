@@ -62,13 +62,15 @@ struct NoFailedDependenciesTests {
         for policy in [OperationCondition.CancelledDependencies.fail, .skip, .ignore] {
             #expect(try await run(after: [], .noFailedDependencies(cancelledDependencies: policy)).mainCalls.value == 1)
             #expect(
-                try await run(after: [.succeeded], .noFailedDependencies(cancelledDependencies: policy)).mainCalls.value == 1)
+                try await run(after: [.succeeded], .noFailedDependencies(cancelledDependencies: policy)).mainCalls.value
+                    == 1)
         }
     }
 
     @Test("A cancelled dependency fails the default condition, and .fail: today's behaviour")
     func cancelledFailsByDefault() async throws {
-        for condition in [OperationCondition.noFailedDependencies, .noFailedDependencies(cancelledDependencies: .fail)] {
+        for condition in [OperationCondition.noFailedDependencies, .noFailedDependencies(cancelledDependencies: .fail)]
+        {
             let guarded = try await run(after: [.succeeded, .cancelled], condition)
             #expect(guarded.mainCalls.value == 0 && !guarded.isCancelled)
             #expect(guarded.bridge.conditionFailure?.reason?.contains("failed: cancelled") == true)
@@ -77,12 +79,15 @@ struct NoFailedDependenciesTests {
 
     @Test("A cancelled dependency with .ignore: the operation runs; a cancelled BlockOperation too")
     func cancelledIgnored() async throws {
-        let guarded = try await run(after: [.cancelled, .cancelledBlock, .succeeded], .noFailedDependencies(cancelledDependencies: .ignore))
+        let guarded = try await run(
+            after: [.cancelled, .cancelledBlock, .succeeded], .noFailedDependencies(cancelledDependencies: .ignore))
         #expect(guarded.mainCalls.value == 1)
         #expect(try guarded.result?.get() == 9)
     }
 
-    @Test("A cancelled dependency with .skip: the operation is cancelled, not failed (ProcedureKit's ignoreCancellations)")
+    @Test(
+        "A cancelled dependency with .skip: the operation is cancelled, not failed (ProcedureKit's ignoreCancellations)"
+    )
     func cancelledSkips() async throws {
         let guarded = try await run(after: [.cancelled], .noFailedDependencies(cancelledDependencies: .skip))
         #expect(guarded.mainCalls.value == 0 && guarded.isCancelled)

@@ -36,7 +36,8 @@ struct ProducedDependencyTests {
         }
     }
 
-    @Test("The produced operation runs after the operation's dependencies and before the check; dependencies stay direct")
+    @Test(
+        "The produced operation runs after the operation's dependencies and before the check; dependencies stay direct")
     func runsBeforeTheCheck() async throws {
         let session = Session()
         let queue = OperationQueue()
@@ -156,12 +157,15 @@ struct ProducedDependencyTests {
     func silentProducedFailure() async throws {
         let session = Session()
         let upload = ProbeResultOperation<RepresentableError>(.inMain(.success(3)))
-        upload.bridge.addCondition(.silent(session.isSignedIn.producingDependency { _ in session.login(failing: .boom(1)) }))
+        upload.bridge.addCondition(
+            .silent(session.isSignedIn.producingDependency { _ in session.login(failing: .boom(1)) }))
         await #expect(throws: RepresentableError.cancelled) { try await OperationQueue().run(upload) }
         #expect(upload.bridge.silencedConditionFailure?.underlyingError as? PlainError == .boom(1))
     }
 
-    @Test("Cancelled while the produced operation runs: it is cancelled too, and the operation finishes without waiting for it")
+    @Test(
+        "Cancelled while the produced operation runs: it is cancelled too, and the operation finishes without waiting for it"
+    )
     func cancelledWhileProducedRuns() async throws {
         let login = ManualOperation()
         let upload = ProbeResultOperation<any Error>(.inMain(.success(3)))
@@ -242,7 +246,8 @@ struct ProducedDependencyTests {
     @Test("A produced operation that would wait for the operation itself fails the condition instead of hanging")
     func cycle() async throws {
         let upload = ProbeResultOperation<any Error>(.inMain(.success(3)))
-        upload.bridge.addCondition(OperationCondition("signed in") { _ in true }.producingDependency { operation in operation })
+        upload.bridge.addCondition(
+            OperationCondition("signed in") { _ in true }.producingDependency { operation in operation })
         let other = ProbeResultOperation<any Error>(.inMain(.success(3)))
         other.bridge.addCondition(
             OperationCondition("signed in") { _ in true }.producingDependency { operation in
@@ -257,12 +262,16 @@ struct ProducedDependencyTests {
         }
     }
 
-    @Test("In compositions the produced operation runs when its member's turn comes: not at all after an earlier failure")
+    @Test(
+        "In compositions the produced operation runs when its member's turn comes: not at all after an earlier failure")
     func inCompositions() async throws {
         let session = Session()
         let upload = ProbeResultOperation<any Error>(.inMain(.success(3)))
         upload.bridge.addCondition(
-            .all([OperationCondition("online") { _ in false }, session.isSignedIn.producingDependency { _ in session.login() }]))
+            .all([
+                OperationCondition("online") { _ in false },
+                session.isSignedIn.producingDependency { _ in session.login() },
+            ]))
         _ = await OperationQueue().runForOutcome(upload)
         #expect(session.logins.value == 0)
         #expect(upload.bridge.conditionFailure?.condition == "online")
@@ -298,7 +307,8 @@ struct ProducedDependencyTests {
             await #expect(processExitsWith: .failure) {
                 let operation = ProbeOperation(.byTest)
                 operation.start()
-                operation.bridge.addCondition(OperationCondition("signed in") { _ in true }.producingDependency { _ in nil })
+                operation.bridge.addCondition(
+                    OperationCondition("signed in") { _ in true }.producingDependency { _ in nil })
             }
         }
     #endif

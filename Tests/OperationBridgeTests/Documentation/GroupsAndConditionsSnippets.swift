@@ -199,7 +199,8 @@ struct ComposedConditionsSnippets {
         // After
         let sync = TaskOperation { () async throws(FetchError) -> Int in 1 }
         sync.bridge.addCondition(.silent(OperationCondition("sync enabled") { _ in syncEnabled.current }))
-        sync.bridge.addCondition(.any([.negated(OperationCondition("on cellular") { _ in onCellular.current }), userAskedNow]))
+        sync.bridge.addCondition(
+            .any([.negated(OperationCondition("on cellular") { _ in onCellular.current }), userAskedNow]))
         queue.addOperation(sync)  // sync off: cancelled, not failed; its work never runs
 
         try await sync.bridge.waitForCompletion()

@@ -18,6 +18,10 @@ import Foundation
 /// running it, with a ``ConditionFailedError`` naming the condition and carrying the reason (see
 /// ``Bridge/conditionFailure``). A failed condition is not a cancellation.
 ///
+/// Conditions compose: ``negated(_:)``, ``all(_:)``, ``any(_:)``, and ``silent(_:)`` — which skips
+/// the operation, cancelled rather than failed, when its condition fails. A condition can run an
+/// operation before it is checked (``producingDependency(_:)``, a login before "signed in").
+///
 /// ## Cancellation and threading
 /// Predicates run on a task of their own, one after another in the order added, never on a
 /// queue's thread; the operation is not ready meanwhile, so it takes no queue slot. Cancelling the

@@ -18,14 +18,18 @@ import Foundation
 /// running it, with a ``ConditionFailedError`` naming the condition and carrying the reason (see
 /// ``Bridge/conditionFailure``). A failed condition is not a cancellation.
 ///
+/// Conditions compose: ``negated(_:)``, ``all(_:)``, ``any(_:)``, and ``silent(_:)`` — which skips
+/// the operation, cancelled rather than failed, when its condition fails. A condition can run an
+/// operation before it is checked (``producingDependency(_:)``, a login before "signed in").
+///
 /// ## Cancellation and threading
 /// Predicates run on a task of their own, one after another in the order added, never on a
 /// queue's thread; the operation is not ready meanwhile, so it takes no queue slot. Cancelling the
 /// operation cancels that task. A predicate may run on any thread, at most once per operation.
 public struct OperationCondition: Sendable {
     enum Kind {
-        /// Returns the failure, or `nil` when the condition holds.
-        case predicate(@Sendable (AsyncOperation) async -> ConditionFailedError?)
+        /// Checks the condition for the operation.
+        case predicate(@Sendable (AsyncOperation) async -> Verdict)
         /// Holds the key while the operation runs.
         case exclusive(ExclusivityKey)
     }
@@ -43,7 +47,7 @@ public struct OperationCondition: Sendable {
     public init(_ name: String, isSatisfied: @escaping @Sendable (Operation) async -> Bool) {
         self.name = name
         self.kind = .predicate { operation in
-            await isSatisfied(operation) ? nil : ConditionFailedError(condition: name, operation: operation)
+            await isSatisfied(operation) ? .holds : .fails(ConditionFailedError(condition: name, operation: operation))
         }
     }
 
@@ -75,9 +79,9 @@ public struct OperationCondition: Sendable {
         self.kind = .predicate { operation in
             do throws(Failure) {
                 try await evaluate(operation)
-                return nil
+                return .holds
             } catch {
-                return ConditionFailedError(condition: name, operation: operation, underlyingError: error)
+                return .fails(ConditionFailedError(condition: name, operation: operation, underlyingError: error))
             }
         }
     }
@@ -91,17 +95,72 @@ public struct OperationCondition: Sendable {
     /// stopped by a failure of its own upstream or condition.
     ///
     /// The classic precondition of dependent work: `addDependency(_:)` alone runs the operation
-    /// whatever its dependencies' outcome. The failure names the first failed dependency.
+    /// whatever its dependencies' outcome. The failure names the first failed dependency. A
+    /// cancelled dependency fails it too; ``noFailedDependencies(cancelledDependencies:)`` chooses
+    /// otherwise.
     public static var noFailedDependencies: OperationCondition {
+        noFailedDependencies(cancelledDependencies: .fail)
+    }
+
+    /// What ``OperationCondition/noFailedDependencies(cancelledDependencies:)`` makes of a
+    /// dependency that was cancelled (rather than failed).
+    ///
+    /// A cancelled dependency is one whose `isCancelled` is `true` and that did not time out (a
+    /// timeout is a failure, see ``Bridge/isTimedOut``); a package operation stopped by its own
+    /// upstream or condition is not cancelled, and counts as failed.
+    public enum CancelledDependencies: Sendable, Hashable {
+        /// A cancelled dependency fails the condition, as a failed one does
+        /// (``OperationCondition/noFailedDependencies``).
+        case fail
+        /// A cancelled dependency skips the operation without failing it, as
+        /// ``OperationCondition/silent(_:)`` does: the operation is cancelled
+        /// (``Bridge/silencedConditionFailure`` says why). ProcedureKit's
+        /// `NoFailedDependenciesCondition(ignoreCancellations: true)`.
+        case skip
+        /// A cancelled dependency is not a failure: the operation runs, unless another
+        /// dependency failed.
+        case ignore
+    }
+
+    /// Holds when none of the operation's dependencies failed; what a *cancelled* dependency does
+    /// is `cancelledDependencies`.
+    ///
+    /// ```swift
+    /// let report = ReportOperation()
+    /// report.addDependency(download)  // the user may cancel the download
+    /// report.bridge.addCondition(.noFailedDependencies(cancelledDependencies: .skip))
+    /// ```
+    ///
+    /// Failed dependencies are looked at first: with a failed and a cancelled dependency, the
+    /// condition fails whatever `cancelledDependencies` says, naming the failed one.
+    ///
+    /// ## Cancellation and threading
+    /// Checked once the dependencies have finished, on the task that checks the operation's
+    /// conditions; it reads each dependency's outcome (thread-safe).
+    ///
+    /// - Parameter cancelledDependencies: ``CancelledDependencies/fail`` (as
+    ///   ``noFailedDependencies``), ``CancelledDependencies/skip`` or
+    ///   ``CancelledDependencies/ignore``.
+    public static func noFailedDependencies(cancelledDependencies: CancelledDependencies) -> OperationCondition {
         let name = "no failed dependencies"
         return OperationCondition(
             name: name,
             kind: .predicate { operation in
-                guard let failed = operation.dependencies.first(where: \.stepFailed) else { return nil }
-                let failedName = failed.name.map { " '\($0)'" } ?? ""
-                return ConditionFailedError(
-                    condition: name, operation: operation,
-                    reason: "dependency \(type(of: failed))\(failedName) failed: \(failed.failureReason)")
+                let finished = operation.dependencies.filter(\.stepFailed)
+                let failed = cancelledDependencies == .fail ? finished : finished.filter { !$0.isPlainCancellation }
+                if let failed = failed.first {
+                    let failedName = failed.name.map { " '\($0)'" } ?? ""
+                    return .fails(
+                        ConditionFailedError(
+                            condition: name, operation: operation,
+                            reason: "dependency \(type(of: failed))\(failedName) failed: \(failed.failureReason)"))
+                }
+                guard cancelledDependencies == .skip, let cancelled = finished.first else { return .holds }
+                let cancelledName = cancelled.name.map { " '\($0)'" } ?? ""
+                return .silenced(
+                    ConditionFailedError(
+                        condition: name, operation: operation,
+                        reason: "dependency \(type(of: cancelled))\(cancelledName) was cancelled"))
             })
     }
 
@@ -117,10 +176,33 @@ public struct OperationCondition: Sendable {
         OperationCondition(name: "mutually exclusive (\(key))", kind: .exclusive(key))
     }
 
-    /// Checks the condition for `operation`: the failure, or `nil` when it holds.
-    func check(_ operation: AsyncOperation) async -> ConditionFailedError? {
-        guard case .predicate(let predicate) = kind else { return nil }
+    /// Checks the condition for `operation`.
+    func check(_ operation: AsyncOperation) async -> Verdict {
+        guard case .predicate(let predicate) = kind else { return .holds }
         return await predicate(operation)
+    }
+
+    /// What checking a condition found.
+    enum Verdict: Sendable {
+        /// The condition holds.
+        case holds
+        /// The condition failed: the operation finishes without running, failed
+        /// (``Bridge/conditionFailure``).
+        case fails(ConditionFailedError)
+        /// The condition failed silently (``OperationCondition/silent(_:)``): the operation is
+        /// cancelled, not failed (``Bridge/silencedConditionFailure``).
+        case silenced(ConditionFailedError)
+    }
+}
+
+extension Operation {
+    /// Whether the finished operation was cancelled, as opposed to failed: `isCancelled`, and —
+    /// for the package's operations — not timed out (a package operation stopped by an upstream
+    /// or a condition is not cancelled).
+    var isPlainCancellation: Bool {
+        guard isCancelled else { return false }
+        guard let operation = self as? AsyncOperation else { return true }
+        return !operation.bridge.isTimedOut
     }
 }
 
@@ -137,6 +219,11 @@ extension Bridge where Base: AsyncOperation {
     /// ``OperationFailure/conditionFailed(_:)`` unless the result says it itself. Dependents,
     /// pipelines and results sequences see it as failed, and ``UpstreamFailedError/rootFailure``
     /// reaches the ``ConditionFailedError``.
+    ///
+    /// A silent condition (``OperationCondition/silent(_:)``) that fails cancels the operation
+    /// instead — `cancel()` is called, a subclass's override included, from the task that checks
+    /// the conditions — and ``silencedConditionFailure`` says why. Conditions that produce a
+    /// dependency (``OperationCondition/producingDependency(_:)``) run it just before their check.
     ///
     /// A condition is a guarantee: the operation's `main()` never runs unless every condition
     /// held. While they are checked the operation is not ready; a failed one decides the outcome
@@ -161,5 +248,18 @@ extension Bridge where Base: AsyncOperation {
     /// without running. Thread-safe.
     public var conditionFailure: ConditionFailedError? {
         base.lock.withCriticalSection { base.rare?.conditionFailure }
+    }
+
+    /// The failure of a silent condition (``OperationCondition/silent(_:)``, or
+    /// ``OperationCondition/noFailedDependencies(cancelledDependencies:)`` with
+    /// ``OperationCondition/CancelledDependencies/skip``) that cancelled the operation, if that is
+    /// why it was cancelled. Thread-safe.
+    ///
+    /// A silent condition skips the operation without failing it: the operation is cancelled
+    /// (`isCancelled` is `true`, the awaits answer a cancellation), and this says which condition
+    /// did it and why. ``conditionFailure`` stays `nil`. It is set before the cancellation, so
+    /// whoever sees the operation cancelled or finished sees it.
+    public var silencedConditionFailure: ConditionFailedError? {
+        base.lock.withCriticalSection { base.rare?.silencedConditionFailure }
     }
 }

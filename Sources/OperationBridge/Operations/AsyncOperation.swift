@@ -501,10 +501,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// Cancels the operation: sets `isCancelled` and cancels the `Task` running its async work,
     /// if any. Never finishes the operation by itself. Safe from any thread, any number of times.
     open override func cancel() {
-        let (cancellation, task, held, gateWork, progress) = lock.withCriticalSection {
+        let (cancellation, task, held, gateHeld, gateWork, progress) = lock.withCriticalSection {
             (
-                recordCancellationLocked(), attachedTask, rare?.isHeldBack == true, rare?.gate?.workToStop,
-                rare?.progress
+                recordCancellationLocked(), attachedTask, rare?.isHeldBack == true,
+                rare.map { $0.readiness != .foundation } ?? false,
+                rare?.gate?.workToStop, rare?.progress
             )
         }
         resumeDecided(cancellation.decided)
@@ -516,7 +517,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         (bodyProgress ?? progress)?.operationCancelled()
         gateWork?.stop()
         // A held operation becomes ready when cancelled: its queue must look again.
-        if held { releaseReadiness(generation: nil) }
+        if held {
+            releaseReadiness(generation: nil)
+        } else if gateHeld {
+            // Its conditions or keys held it back, or were about to (not checked yet: an `isReady`
+            // running now answers "not ready" once it sees the cancellation in `advanceGate`).
+            // Foundation's `cancel()` told the queue, but on Linux a thread that read "not ready"
+            // just before — `addOperation(_:)` of this operation, racing the cancellation — may
+            // store that stale answer after it; announced again, as every readiness change of the
+            // package's is (Design.md, "Platform facts"). Found by `ComposedConditionStressTests`:
+            // a cancellation racing the queueing hung.
+            changeReadiness {}
+        }
     }
 
     /// Records the cancellation unless the outcome is already decided (the operation began to

@@ -12,6 +12,8 @@ final class RareState: @unchecked Sendable {
     var missingInputCause: UpstreamFailedError?
     /// Why the operation finished without running, when a condition failed.
     var conditionFailure: ConditionFailedError?
+    /// Why a silent condition cancelled the operation, when one did.
+    var silencedConditionFailure: ConditionFailedError?
     /// Arms the running-time limit set with `limitRunningTime(to:clock:)`, if any.
     var armTimeLimit: ArmTimeLimit?
     /// The armed running-time limit, from the start until the operation finishes.

@@ -19,7 +19,8 @@ struct ReadinessGate {
         case waitingForKeys(ExclusivityRequest)
         /// Everything passed: ready. Holds the keys until the operation finishes.
         case passed(ExclusivityRequest?)
-        /// A condition failed: the operation finishes without running.
+        /// A condition failed — or failed silently, and the operation was cancelled — or the
+        /// outcome was decided meanwhile: the operation finishes without running.
         case failed
     }
 
@@ -171,12 +172,12 @@ extension AsyncOperation {
     /// goes on with the gate.
     private func startChecking(_ conditions: [OperationCondition]) {
         let task = Task.detached(priority: TaskPriority(qualityOfService)) { [self] in
-            var failure: ConditionFailedError?
+            var verdict = OperationCondition.Verdict.holds
             for condition in conditions where !Task.isCancelled {
-                failure = await condition.check(self)
-                if failure != nil { break }
+                verdict = await condition.check(self)
+                guard case .holds = verdict else { break }
             }
-            conditionsChecked(failure: failure)
+            conditionsChecked(verdict)
         }
         lock.withCriticalSection {
             if case .checking(nil)? = rare?.gate?.stage { rare?.gate?.stage = .checking(task) }
@@ -188,30 +189,61 @@ extension AsyncOperation {
 
     /// Goes on with the gate once the conditions have been checked: to the keys when they held;
     /// when one failed, the gate fails and the outcome is decided in one step
-    /// (``finishWithoutRunning(failedCondition:)``). Nothing once the operation was cancelled.
-    private func conditionsChecked(failure: ConditionFailedError?) {
-        guard let failure else {
-            let proceed = lock.withCriticalSection { () -> Bool in
-                guard let rare, case .checking? = rare.gate?.stage, !lifecycle.isCancellationRecorded else {
-                    return false
-                }
-                rare.gate?.stage = .checked
-                return true
-            }
-            guard proceed, !advanceGate(announcing: true) else { return }
-            // A queue asking `isReady` between the two critical sections may have taken the gate
-            // to `passed` itself, without announcing it (`isReady` does not). Linux's queue asks
-            // that way when it rescans (`_schedule`'s retest), stores the "ready" and starts
-            // nothing until its next rescan — which may never come: announce it. (Found by
-            // `ConditionStressTests`: a passing condition hung about one round in 50,000.)
-            let passedMeanwhile = lock.withCriticalSection { () -> Bool in
-                if case .passed? = rare?.gate?.stage { return !lifecycle.hasStarted }
+    /// (``finishWithoutRunning(failedCondition:)``); when one failed silently, the operation is
+    /// cancelled (``skipWithoutRunning(silencedCondition:)``). Nothing once the operation was
+    /// cancelled.
+    private func conditionsChecked(_ verdict: OperationCondition.Verdict) {
+        switch verdict {
+        case .holds:
+            break
+        case .fails(let failure):
+            return finishWithoutRunning(failedCondition: failure)
+        case .silenced(let failure):
+            return skipWithoutRunning(silencedCondition: failure)
+        }
+        let proceed = lock.withCriticalSection { () -> Bool in
+            guard let rare, case .checking? = rare.gate?.stage, !lifecycle.isCancellationRecorded else {
                 return false
             }
-            if passedMeanwhile { changeReadiness {} }
-            return
+            rare.gate?.stage = .checked
+            return true
         }
-        finishWithoutRunning(failedCondition: failure)
+        guard proceed, !advanceGate(announcing: true) else { return }
+        // A queue asking `isReady` between the two critical sections may have taken the gate
+        // to `passed` itself, without announcing it (`isReady` does not). Linux's queue asks
+        // that way when it rescans (`_schedule`'s retest), stores the "ready" and starts
+        // nothing until its next rescan — which may never come: announce it. (Found by
+        // `ConditionStressTests`: a passing condition hung about one round in 50,000.)
+        let passedMeanwhile = lock.withCriticalSection { () -> Bool in
+            if case .passed? = rare?.gate?.stage { return !lifecycle.hasStarted }
+            return false
+        }
+        if passedMeanwhile { changeReadiness {} }
+    }
+
+    /// Skips the pending operation because a silent condition failed: records `failure` as
+    /// ``Bridge/silencedConditionFailure`` and cancels the operation (`cancel()`, a subclass's
+    /// override included), unless a cancellation came first. Its queue then starts it and it
+    /// finishes without running, cancelled.
+    ///
+    /// The gate stays `checking` — not ready — until the cancellation is recorded, and a
+    /// cancelled operation is ready whatever its gate: no queue finds it ready with its outcome
+    /// open. When the outcome was decided meanwhile (a finish or a result given before the
+    /// start), the cancellation records nothing; the gate then fails, so that the operation
+    /// becomes ready and finishes as decided.
+    private func skipWithoutRunning(silencedCondition failure: ConditionFailedError) {
+        let open = lock.withCriticalSection { () -> Bool? in
+            guard let rare, case .checking? = rare.gate?.stage, !lifecycle.isCancellationRecorded else { return nil }
+            guard outcomeOpenLocked, !lifecycle.hasStarted else { return false }
+            rare.silencedConditionFailure = failure
+            return true
+        }
+        guard let open else { return }
+        if open { cancel() }
+        lock.withCriticalSection {
+            if case .checking? = rare?.gate?.stage { rare?.gate?.stage = .failed }
+        }
+        changeReadiness {}
     }
 
     /// Traps: the operation is being started, not cancelled and its outcome open, before its gate

@@ -211,3 +211,82 @@ struct GroupsAndConditionsSnippets {
         #expect(log.all == ["fetching a", "a fetched"])
     }
 }
+
+/// A session for the produced-dependency snippets: signed in once its login has run.
+final class DemoSession: Sendable {
+    private let state = LockedBox(false)
+    var isSignedIn: Bool { state.current }
+    func signIn() { state.withLock { $0 = true } }
+}
+
+/// A classic login operation, run before the condition that needs it is checked.
+final class LoginOperation: AsyncOperation, @unchecked Sendable {
+    let session: DemoSession
+
+    init(_ session: DemoSession) {
+        self.session = session
+    }
+
+    override func main() {
+        DispatchQueue.global().async { [self] in
+            session.signIn()
+            finish()
+        }
+    }
+}
+
+@Suite("Composed and producing conditions: documentation snippets")
+struct ComposedConditionsSnippets {
+    @Test("Composing conditions: silent, any, negated")
+    func composing() async throws {
+        let queue = OperationQueue()
+        let syncEnabled = LockedBox(false)
+        let onCellular = LockedBox(true)
+        let userAskedNow = OperationCondition("user asked now") { _ in true }
+
+        // After
+        let sync = TaskOperation { () async throws(FetchError) -> Int in 1 }
+        sync.bridge.addCondition(.silent(OperationCondition("sync enabled") { _ in syncEnabled.current }))
+        sync.bridge.addCondition(
+            .any([.negated(OperationCondition("on cellular") { _ in onCellular.current }), userAskedNow]))
+        queue.addOperation(sync)  // sync off: cancelled, not failed; its work never runs
+
+        try await sync.bridge.waitForCompletion()
+        #expect(sync.isCancelled)
+        #expect(sync.bridge.silencedConditionFailure?.condition == "sync enabled")
+        #expect(sync.bridge.conditionFailure == nil)
+    }
+
+    @Test("A condition that produces a dependency: a login first")
+    func producing() async throws {
+        let queue = OperationQueue()
+        let session = DemoSession()
+
+        // After
+        let signedIn = OperationCondition("signed in") { _ in session.isSignedIn }
+            .producingDependency { _ in session.isSignedIn ? nil : LoginOperation(session) }
+        let upload = TaskOperation { () async throws(FetchError) -> Int in 42 }
+        upload.bridge.addCondition(signedIn)
+        let uploaded = try await queue.run(upload)  // LoginOperation first, then the check, then the upload
+
+        #expect(uploaded == 42)
+        #expect(session.isSignedIn)
+    }
+
+    @Test("Cancelled dependencies: skip quietly")
+    func cancelledDependencies() async throws {
+        let queue = OperationQueue()
+        let download = DownloadOperation(URL(string: "https://example.com/a")!)
+        download.cancel()
+
+        // After
+        let report = TaskOperation { () async -> Int in 1 }
+        report.addDependency(download)  // the user may cancel the download
+        report.bridge.addCondition(.noFailedDependencies(cancelledDependencies: .skip))
+        queue.addOperation(download)
+        queue.addOperation(report)
+
+        try await report.bridge.waitForCompletion()
+        #expect(report.isCancelled && report.bridge.silencedConditionFailure != nil)
+    }
+}

@@ -116,6 +116,10 @@ struct LifecycleStressTests {
             default:
                 let upstream = try #require(operations[index - 8] as? ProbeResultOperation<CancellationError>)
                 let operation = ChainedProbe<Int, RepresentableError>(body: { .success($0 ?? -1) })
+                // As in case 6: `RepresentableError` cannot say "the upstream failed", so the
+                // classic default would run it with a nil input when it starts after its
+                // upstream was cancelled; this test is about what cancellation leaves.
+                operation.upstreamFailurePolicy = .fail
                 operation.takeInput(from: upstream)
                 chainedMainCalls.append(operation.mainCalls)
                 let cancellation = FailureKind.representable.cancellationOutcome

@@ -617,6 +617,9 @@ public struct URL: Hashable, Sendable, CustomStringConvertible, CustomDebugStrin
     public var query: String? { fatalError() }
     public var lastPathComponent: String { fatalError() }
     public func appendingPathComponent(_ pathComponent: String) -> URL { fatalError() }
+    public func appendingPathExtension(_ pathExtension: String) -> URL { fatalError() }
+    public func deletingLastPathComponent() -> URL { fatalError() }
+    public func deletingPathExtension() -> URL { fatalError() }
     public var description: String { fatalError() }
     public var debugDescription: String { fatalError() }
 }
@@ -716,6 +719,7 @@ extension String {
     public init(format: String, arguments: [any CVarArg]) { self = format }
     public init?(data: Data, encoding: Encoding) { return nil }
     public init(contentsOfFile path: String, encoding enc: Encoding) throws { self = path }
+    public init(contentsOf url: URL, encoding enc: Encoding) throws { self = "" }
 }
 
 /// For `%@` in format strings.
@@ -725,6 +729,7 @@ extension String: CVarArg {
 }
 
 extension StringProtocol {
+    public func write(to url: URL, atomically useAuxiliaryFile: Bool, encoding enc: String.Encoding) throws {}
     public func data(using encoding: String.Encoding, allowLossyConversion: Bool = false) -> Data? { nil }
     public func trimmingCharacters(in set: CharacterSet) -> String { fatalError() }
     public func components<T: StringProtocol>(separatedBy separator: T) -> [String] { fatalError() }

@@ -327,6 +327,7 @@ struct RetryingOperationTests {
     func stubbornAttemptsAreWaitedFor() async throws {
         let clock = TestClock()
         let gates = [Gate(), Gate()]
+        let timedOut = [Gate(), Gate()]
         let attempts = Recorder<AsyncResultOperation<Int, FlakyError>>()
         let previousEnded = Recorder<Bool>()
         let retrying = RetryingOperation(
@@ -334,16 +335,25 @@ struct RetryingOperationTests {
         ) { (number: Int) -> AsyncResultOperation<Int, FlakyError> in
             previousEnded.append(attempts.all.allSatisfy(\.isFinished))
             let attempt = TaskOperation { () async throws(FlakyError) -> Int in
-                await gates[number - 1].wait()  // ignores its cancellation
+                // Ignores its cancellation, but says it came: the timeout has been decided then.
+                await withTaskCancellationHandler {
+                    await gates[number - 1].wait()
+                } onCancel: {
+                    timedOut[number - 1].open()
+                }
                 return number
             }
             attempts.append(attempt)
             return attempt
         }
-        OperationQueue().addOperation(retrying)
+        let queue = OperationQueue()
+        queue.addOperation(retrying)
         for number in 1...2 {
             await clock.sleepers(atLeast: 1)
             clock.advance(by: .milliseconds(100))
+            // The advance only wakes the timer; its timeout must have reached the attempt before
+            // the attempt may return, or the attempt's own value would be first.
+            await timedOut[number - 1].wait()
             gates[number - 1].open()  // only now may the retrying operation move on
         }
         await #expect(throws: FlakyError.timedOut) { try await retrying.bridge.value }

@@ -32,17 +32,9 @@ struct ComposedConditionStressTests {
     func composedConditionsUnderRaces() async throws {
         var generator = Stress.generator(for: "ComposedConditionStressTests")
         let rounds = Stress.iterations(4_000)
-        let lanes = 8
         let plans = (0..<rounds).map { _ in RoundPlan.random(using: &generator) }
         let tally = Tally()
-        await withTaskGroup(of: Void.self) { group in
-            for lane in 0..<lanes {
-                let mine = stride(from: lane, to: plans.count, by: lanes).map { plans[$0] }
-                group.addTask {
-                    for plan in mine { await plan.run(into: tally) }
-                }
-            }
-        }
+        await Stress.runInLanes(plans) { plan in await plan.run(into: tally) }
         var verdicts: [String: Int] = [:]
         for plan in plans { verdicts["\(plan.verdict)", default: 0] += 1 }
         print(
@@ -223,11 +215,22 @@ struct ComposedConditionStressTests {
                 DispatchQueue.global().async { cancel() }
             }
             let stage = LockedBox("queueing")
-            // A hang detector, not a timing assertion: a round that has not ended after 30 s says
-            // where it stands, so that a lost wake-up names its round (the suite's time limit
-            // then ends the run).
-            let watchdog = Task.detached { [self] in
-                try await Task.sleep(for: .seconds(30))
+            // A hang names its round: when the suite's time limit cancels the test, the round
+            // still waiting says where it stands (no timer of its own).
+            await withTaskCancellationHandler {
+                if packageAdmits {
+                    stage.withLock { $0 = "runForOutcome" }
+                    _ = await queue.runForOutcome(guarded)
+                } else {
+                    queue.addOperation(guarded)
+                }
+                stage.withLock { $0 = "waiting for the guarded operation" }
+                try? await guarded.bridge.waitForCompletion()
+                stage.withLock { $0 = "waiting for the produced operations" }
+                for operation in produced.all { try? await operation.bridge.waitForCompletion() }
+                stage.withLock { $0 = "waiting for the queue" }
+                try? await queue.waitForAllOperations()
+            } onCancel: { [self] in
                 let report =
                     "HUNG at \(stage.current): \(self) cancelled:\(cancelled.current) guarded "
                     + "\(guarded.lifecycleSnapshot) ready:\(guarded.isReady) \(guarded.bridge.pendingDiagnostics); produced "
@@ -236,19 +239,6 @@ struct ComposedConditionStressTests {
                 FileHandle.standardError.write(Data((report + "\n").utf8))
                 tally.violations.append(report)
             }
-            defer { watchdog.cancel() }
-            if packageAdmits {
-                stage.withLock { $0 = "runForOutcome" }
-                _ = await queue.runForOutcome(guarded)
-            } else {
-                queue.addOperation(guarded)
-            }
-            stage.withLock { $0 = "waiting for the guarded operation" }
-            try? await guarded.bridge.waitForCompletion()
-            stage.withLock { $0 = "waiting for the produced operations" }
-            for operation in produced.all { try? await operation.bridge.waitForCompletion() }
-            stage.withLock { $0 = "waiting for the queue" }
-            try? await queue.waitForAllOperations()
             check(guarded, cancelled: cancelled.current, ranEarly: ranBeforeProducedFinished.current, into: tally)
         }
 

@@ -31,17 +31,9 @@ struct ConditionStressTests {
     func failedConditionNeverRuns() async throws {
         var generator = Stress.generator(for: "ConditionStressTests")
         let rounds = Stress.iterations(10_000)
-        let lanes = 8
         let plans = (0..<rounds).map { _ in RoundPlan.random(using: &generator) }
         let tally = Tally()
-        await withTaskGroup(of: Void.self) { group in
-            for lane in 0..<lanes {
-                let mine = stride(from: lane, to: plans.count, by: lanes).map { plans[$0] }
-                group.addTask {
-                    for plan in mine { await plan.run(into: tally) }
-                }
-            }
-        }
+        await Stress.runInLanes(plans) { plan in await plan.run(into: tally) }
         let failing = plans.filter { !$0.guardPasses }.count
         print(
             "ConditionStressTests: \(rounds) rounds, \(failing) with a failing condition; "

@@ -153,6 +153,21 @@ enum Stress {
         print("\(test): seed \(seed) (replay with OPERATIONBRIDGE_STRESS_SEED=\(seed))")
         return SeededGenerator(seed: seed)
     }
+
+    /// Runs `plans` in `lanes` concurrent tasks, each taking every `lanes`-th plan in order, and
+    /// returns when all have run: many rounds at once on fresh queues, to load the machine.
+    static func runInLanes<Plan: Sendable>(
+        _ plans: [Plan], lanes: Int = 8, _ run: @escaping @Sendable (Plan) async -> Void
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            for lane in 0..<lanes {
+                let mine = stride(from: lane, to: plans.count, by: lanes).map { plans[$0] }
+                group.addTask {
+                    for plan in mine { await run(plan) }
+                }
+            }
+        }
+    }
 }
 
 extension Result {

@@ -11,6 +11,7 @@ extension AsyncResultOperation where Success: Sendable {
     /// answered. When the time is up, the timer times the operation out unless its outcome was
     /// decided first; a decided outcome — a finish that raced the timer, a cancellation that came
     /// before it — is answered as it is, even when the wait stopped before the finish.
+    @inlinable
     func awaitValue<Mapping: FailureMapping>(
         in queue: OperationQueue? = nil,
         onTaskCancellation: OperationWaiter.TaskCancellation,
@@ -46,6 +47,7 @@ extension AsyncResultOperation where Success: Sendable {
 
     /// What ``awaitValue(in:onTaskCancellation:mapping:timeout:)`` answers once the wait has ended:
     /// `final` tells whether the outcome is final.
+    @inlinable
     func valueAfterWaiting<Mapping: FailureMapping>(
         final: Bool,
         onTaskCancellation: OperationWaiter.TaskCancellation,
@@ -71,6 +73,7 @@ extension AsyncResultOperation {
     /// The failed condition that stopped the operation, when its result does not say it in
     /// `Failure` itself: `Failure` stores no result for it, or the cancellation stand-in (see
     /// ``ConditionFailureRepresentable``). Thread-safe.
+    @usableFromInline
     var conditionFailureWithoutOwnResult: ConditionFailedError? {
         // The operation's own record first, read directly (a lock and a load; through `bridge`
         // it would instantiate the generic `Bridge<Self>`'s metadata): asking whether `Failure`

@@ -95,6 +95,7 @@ extension OperationFailure: CustomStringConvertible {
 /// One mapping per family of `Failure` types; every awaiting API (`value`, `run`, pipelines,
 /// results sequences) shares the same few, so they answer alike. Static requirements, so that
 /// an await builds nothing: the compiler specializes the mapping away.
+@usableFromInline
 protocol FailureMapping {
     associatedtype Failure: Error
     associatedtype Thrown: Error
@@ -112,36 +113,39 @@ protocol FailureMapping {
 }
 
 /// The operation's own typed failure; its cancellation value otherwise.
+@usableFromInline
 enum OwnFailure<Failure: CancellationRepresentable>: FailureMapping {
-    static func failed(_ failure: Failure) -> Failure { failure }
-    static func cancelled() -> Failure { .cancellation }
-    static func upstreamFailed(_ error: UpstreamFailedError) -> Failure { .cancellation }
+    @usableFromInline static func failed(_ failure: Failure) -> Failure { failure }
+    @usableFromInline static func cancelled() -> Failure { .cancellation }
+    @usableFromInline static func upstreamFailed(_ error: UpstreamFailedError) -> Failure { .cancellation }
     /// `Failure.cancellation`: `Failure` has nothing else to say (see
     /// ``ConditionFailureRepresentable``); the operation is not cancelled.
-    static func conditionFailed(_ error: ConditionFailedError) -> Failure {
+    @usableFromInline static func conditionFailed(_ error: ConditionFailedError) -> Failure {
         FailureConversion.conditionFailure(error, as: Failure.self) ?? .cancellation
     }
     /// `Failure.timeout` where `Failure` is ``TimeoutRepresentable``. Otherwise the cancellation
     /// value — the one case where a timeout is reported as a cancellation, because `Failure`
     /// has nothing else to say: the APIs that await with a time limit require
     /// ``TimeoutRepresentable`` for this mapping, and an operation's own time limit documents it.
-    static func timedOut() -> Failure { FailureConversion.timeout(as: Failure.self) ?? .cancellation }
+    @usableFromInline static func timedOut() -> Failure { FailureConversion.timeout(as: Failure.self) ?? .cancellation }
 }
 
 /// The operation's failure; `CancellationError` or the ``UpstreamFailedError`` otherwise.
+@usableFromInline
 enum UntypedFailure: FailureMapping {
-    static func failed(_ failure: any Error) -> any Error { failure }
-    static func cancelled() -> any Error { CancellationError() }
-    static func upstreamFailed(_ error: UpstreamFailedError) -> any Error { error }
-    static func conditionFailed(_ error: ConditionFailedError) -> any Error { error }
-    static func timedOut() -> any Error { OperationTimeoutError() }
+    @usableFromInline static func failed(_ failure: any Error) -> any Error { failure }
+    @usableFromInline static func cancelled() -> any Error { CancellationError() }
+    @usableFromInline static func upstreamFailed(_ error: UpstreamFailedError) -> any Error { error }
+    @usableFromInline static func conditionFailed(_ error: ConditionFailedError) -> any Error { error }
+    @usableFromInline static func timedOut() -> any Error { OperationTimeoutError() }
 }
 
 /// ``OperationFailure``.
+@usableFromInline
 enum WrappedFailure<Failure: Error>: FailureMapping {
-    static func failed(_ failure: Failure) -> OperationFailure<Failure> { .failed(failure) }
-    static func cancelled() -> OperationFailure<Failure> { .cancelled }
-    static func upstreamFailed(_ error: UpstreamFailedError) -> OperationFailure<Failure> { .upstreamFailed(error) }
-    static func conditionFailed(_ error: ConditionFailedError) -> OperationFailure<Failure> { .conditionFailed(error) }
-    static func timedOut() -> OperationFailure<Failure> { .timedOut }
+    @usableFromInline static func failed(_ failure: Failure) -> OperationFailure<Failure> { .failed(failure) }
+    @usableFromInline static func cancelled() -> OperationFailure<Failure> { .cancelled }
+    @usableFromInline static func upstreamFailed(_ error: UpstreamFailedError) -> OperationFailure<Failure> { .upstreamFailed(error) }
+    @usableFromInline static func conditionFailed(_ error: ConditionFailedError) -> OperationFailure<Failure> { .conditionFailed(error) }
+    @usableFromInline static func timedOut() -> OperationFailure<Failure> { .timedOut }
 }

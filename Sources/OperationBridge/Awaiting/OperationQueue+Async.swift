@@ -32,6 +32,7 @@ extension OperationQueue {
     /// the call returns when it has finished, so no work outlives the task. Cancelling the
     /// operation itself does not cancel the task: the call then answers the operation's
     /// cancellation failure once the operation has finished (at once if it had not started).
+    @inlinable
     public func run<Success: Sendable, Failure: CancellationRepresentable>(
         _ operation: AsyncResultOperation<Success, Failure>,
         within limit: TimeLimit? = nil
@@ -62,6 +63,7 @@ extension OperationQueue {
     /// ## Cancellation
     /// Cancelling the awaiting task cancels the operation, and the task gets the operation's own
     /// cancellation failure (answered at once if it has not started, otherwise when it ends).
+    @inlinable
     public func run<Success: Sendable>(
         _ operation: AsyncResultOperation<Success, any Error>,
         within limit: TimeLimit? = nil
@@ -109,6 +111,7 @@ extension OperationQueue {
     /// The awaiting task owns the operation: cancelling it cancels the operation, and the call
     /// throws ``OperationFailure/cancelled`` — at once if the operation has not started,
     /// otherwise when it has finished.
+    @inlinable
     public func runForOutcomeValue<Success: Sendable, Failure>(
         _ operation: AsyncResultOperation<Success, Failure>,
         within limit: TimeLimit? = nil
@@ -158,6 +161,7 @@ extension OperationQueue {
     /// ## Cancellation
     /// The awaiting task owns the operation: cancelling it cancels the operation; the call
     /// returns `nil` at once if the operation had not started, otherwise once it has finished.
+    @inlinable
     public func run<Success: Sendable>(
         _ operation: AsyncResultOperation<Success, Never>,
         within limit: TimeLimit? = nil
@@ -316,6 +320,7 @@ extension OperationQueue {
     ///   ``admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``: `false` when the
     ///   caller's wait releases the claim (``OperationWaiter/waitForFinish(of:in:until:onTaskCancellation:timeout:releasingForeignClaim:)``),
     ///   so that one observation of the operation does both.
+    @usableFromInline
     func admitOwned(_ operation: Operation, releasingForeignClaimOnFinish: Bool = true) {
         // When the task is already cancelled, cancel the operation before the queue can start it:
         // the cancellation handler installed next would come too late if a worker thread picked

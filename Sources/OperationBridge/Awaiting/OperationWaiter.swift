@@ -1,8 +1,10 @@
 import Foundation
 
 /// The one waiting mechanism behind every awaiting API of the package.
+@usableFromInline
 enum OperationWaiter {
     /// What cancelling the awaiting task does.
+    @usableFromInline
     enum TaskCancellation: Sendable {
         /// Stop waiting at once; the operation goes on. For awaiters that do not own the
         /// operation (many tasks may await one operation).
@@ -14,6 +16,7 @@ enum OperationWaiter {
     }
 
     /// What ends a wait.
+    @usableFromInline
     enum Target: Sendable {
         /// The operation has finished.
         case finish
@@ -48,6 +51,7 @@ enum OperationWaiter {
     ///     then does both; when the wait ends first, it stays armed until the finish.
     /// - Returns: `true` when the operation finished (or its outcome is final); `false` when the
     ///   awaiting task was cancelled first, or the time limit stopped the wait.
+    @usableFromInline
     static func waitForFinish(
         of operation: Operation,
         in queue: OperationQueue? = nil,

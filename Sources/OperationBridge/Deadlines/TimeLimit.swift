@@ -23,7 +23,7 @@ import Foundation
 /// from when the value was made, so one value can serve several awaits.
 public struct TimeLimit: Sendable {
     /// Makes the limit of one await, when it begins.
-    let makeWaitTimeout: @Sendable () -> WaitTimeout
+    @usableFromInline let makeWaitTimeout: @Sendable () -> WaitTimeout
 
     /// A limit of `duration`, measured on `clock` from the moment the await begins.
     ///

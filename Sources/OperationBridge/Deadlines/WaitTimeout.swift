@@ -8,6 +8,7 @@ import Foundation
 /// outlives the await.
 ///
 /// Safety: `firedFlag` is only touched while holding `lock`; everything else is immutable.
+@usableFromInline
 final class WaitTimeout: @unchecked Sendable {
     let behavior: TimeoutBehavior
     private let schedule: @Sendable (_ action: @escaping @Sendable () -> Void) -> DeadlineTimer
@@ -40,7 +41,7 @@ final class WaitTimeout: @unchecked Sendable {
     /// Whether the time ran out before the wait ended. The timer then timed the operation out
     /// (``AsyncOperation/timeOut()``) — unless its outcome was decided already, a cancellation
     /// included: a cancellation is never reported as a timeout.
-    var fired: Bool { lock.withCriticalSection { firedFlag } }
+    @usableFromInline var fired: Bool { lock.withCriticalSection { firedFlag } }
 
     /// Starts the timer for a wait on `operation`; `stopWaiting` ends the wait as if the awaiting
     /// task had given up.

@@ -574,7 +574,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
 
     /// Whether nothing has decided the outcome yet (see `LifecycleStateMachine.isOutcomeOpen`;
     /// result operations also have no result). Callers hold `lock`.
-    var outcomeOpenLocked: Bool { lifecycle.isOutcomeOpen && !outcomeDecidedLocked }
+    var outcomeOpenLocked: Bool { lifecycleOutcomeOpenLocked && !outcomeDecidedLocked }
+
+    /// The lifecycle's part of ``outcomeOpenLocked``: not cancelled, timed out or finishing. For
+    /// inlinable code, which checks its own part itself. Callers hold `lock`.
+    @usableFromInline final var lifecycleOutcomeOpenLocked: Bool { lifecycle.isOutcomeOpen }
+
+    /// Runs `body` holding `lock`: the entry point of the package's inlinable code (a result
+    /// operation's store and read, specialized in the caller's module for its `Success` and
+    /// `Failure`, Design.md "CPU per operation"), which cannot reach the lock itself.
+    @usableFromInline final func withLock<Value>(_ body: () -> Value) -> Value {
+        lock.withCriticalSection(body)
+    }
 
     /// Whether the outcome was decided before finishing began; result operations override it
     /// (a stored result). Callers hold `lock`.
@@ -653,7 +664,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// - Parameter updateLocked: Runs under the lock just before the finish is claimed (a result
     ///   operation stores its result there, in the same critical section); it may return work to
     ///   do once the lock is released and before the notifications are sent.
-    final func finishLifecycle(_ updateLocked: () -> (() -> Void)? = { nil }) {
+    @usableFromInline final func finishLifecycle(_ updateLocked: () -> (() -> Void)? = { nil }) {
         let (stored, claim) = lock.withCriticalSection { (updateLocked(), lifecycle.claimFinish()) }
         stored?()
         perform(claim)

@@ -37,19 +37,19 @@ import Foundation
 open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unchecked Sendable {
     // Safety: guarded by the inherited `lock`, together with the lifecycle; so the runtime's
     // exclusivity check is skipped (Design.md, "CPU per operation").
-    @exclusivity(unchecked) private var slot = ResultSlot.open(onResult: nil)
+    @usableFromInline @exclusivity(unchecked) final var slot = ResultSlot.open(onResult: nil)
 
     /// The result once stored, and until then the ``onResult`` callback: a callback is taken when
     /// the result is stored, so the two never need to be kept at once. One field, and the
     /// callback boxed, keep every result operation 16 to 32 bytes smaller than a result and a
     /// callback side by side (Design.md, "Memory per operation"); an operation that sets a
     /// callback pays for its box.
-    private enum ResultSlot {
+    @usableFromInline enum ResultSlot {
         case open(onResult: ResultCallback<Success, Failure>?)
         case stored(Result<Success, Failure>)
     }
 
-    private var storedResult: Result<Success, Failure>? {
+    @inlinable final var storedResult: Result<Success, Failure>? {
         if case .stored(let result) = slot { return result }
         return nil
     }
@@ -64,8 +64,8 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// After the operation has finished, `nil` means it was cancelled and `Failure` cannot
     /// express cancellation, or timed out (``Bridge/isTimedOut``) and `Failure` cannot
     /// express a timeout.
-    public var result: Result<Success, Failure>? {
-        lock.withCriticalSection { storedResult }
+    @inlinable public final var result: Result<Success, Failure>? {
+        withLock { storedResult }
     }
 
     /// Called once with the result, on the thread that stores it (``finish(with:)``,
@@ -103,7 +103,7 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     /// work has ended. Called before the operation has started, the result is kept and the
     /// operation finishes as soon as it is started. Overridable for compatibility with classic
     /// subclasses; an override must call `super.finish(with:)`.
-    open func finish(with result: Result<Success, Failure>) {
+    @inlinable open func finish(with result: Result<Success, Failure>) {
         finishLifecycle { storeLocked(result) }
     }
 
@@ -209,14 +209,15 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
     ///
     /// - Returns: The call of ``onResult`` to make once the lock is released, if a result was
     ///   stored and a callback is set.
-    private func storeLocked(_ result: Result<Success, Failure>) -> (() -> Void)? {
-        guard outcomeOpenLocked else { return nil }
+    @inlinable final func storeLocked(_ result: Result<Success, Failure>) -> (() -> Void)? {
+        // `outcomeOpenLocked`, with this class's part read here: no call into unspecialized code.
+        guard lifecycleOutcomeOpenLocked, case .open = slot else { return nil }
         return setResultLocked(result)
     }
 
     /// Sets the result and takes ``onResult``; returns its call. Callers hold `lock` and have
     /// checked that the result may be set.
-    private func setResultLocked(_ result: Result<Success, Failure>) -> (() -> Void)? {
+    @inlinable final func setResultLocked(_ result: Result<Success, Failure>) -> (() -> Void)? {
         let replaced = exchange(&slot, with: .stored(result))
         guard case .open(let callback?) = replaced else { return nil }
         return { callback.call(result) }
@@ -226,10 +227,10 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
 /// An ``AsyncResultOperation/onResult`` callback, boxed: one word in the operation's result slot.
 ///
 /// Immutable.
-private final class ResultCallback<Success, Failure: Error> {
-    let call: (Result<Success, Failure>) -> Void
+@usableFromInline final class ResultCallback<Success, Failure: Error> {
+    @usableFromInline let call: (Result<Success, Failure>) -> Void
 
-    init(_ call: @escaping (Result<Success, Failure>) -> Void) {
+    @usableFromInline init(_ call: @escaping (Result<Success, Failure>) -> Void) {
         self.call = call
     }
 }

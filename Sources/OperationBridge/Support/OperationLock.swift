@@ -50,7 +50,7 @@ struct OperationLock: ~Copyable, Sendable {
 /// Stores `newValue` in `slot` and returns what `slot` held. Called inside a critical section,
 /// so that the value replaced is released by the caller after the lock: it may hold the last
 /// reference to an object of the user's (Design.md, "Locks and the user's objects").
-@inline(__always)
+@inlinable
 func exchange<Value>(_ slot: inout Value, with newValue: Value) -> Value {
     let replaced = slot
     slot = newValue

@@ -32,6 +32,7 @@ extension AsyncResultOperation where Success: Sendable {
     /// Waits — within `timeout`, if any — until the outcome is final and returns the result: `nil`
     /// when the wait ended first (without an operation cancelled by the awaiting task or by the
     /// time limit, whose own result is answered) or the operation ended without one.
+    @inlinable
     func awaitOutcome(
         in queue: OperationQueue? = nil,
         onTaskCancellation: OperationWaiter.TaskCancellation,

@@ -28,6 +28,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
     /// not cancelled. To tie the operation to the task, use
     /// ``Foundation/OperationQueue/runForOutcome(_:within:)``.
+    @inlinable
     public var outcome: Result<Base.Success, Base.Failure>? {
         get async { await resultOperation.awaitOutcome(onTaskCancellation: .stopWaiting) }
     }
@@ -43,6 +44,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
     /// not cancelled. When the time is up, the operation is cancelled, for every task awaiting
     /// it. No timer outlives the await.
+    @inlinable
     public func outcome(within limit: TimeLimit) async -> Result<Base.Success, Base.Failure>? {
         await resultOperation.awaitOutcome(
             onTaskCancellation: .stopWaiting, timeout: limit.makeWaitTimeout())
@@ -74,6 +76,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and throws
     /// ``OperationFailure/cancelled``; the operation is not cancelled.
+    @inlinable
     public var outcomeValue: Base.Success {
         get async throws(OperationFailure<Base.Failure>) {
             try await resultOperation.awaitValue(
@@ -97,6 +100,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// Cancelling the awaiting task stops the wait at once and throws
     /// ``OperationFailure/cancelled``; the operation is not cancelled. When the time is up, the
     /// operation is cancelled, for every task awaiting it. No timer outlives the await.
+    @inlinable
     public func outcomeValue(within limit: TimeLimit) async throws(OperationFailure<Base.Failure>) -> Base.Success {
         try await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Base.Failure>.self,
@@ -145,6 +149,7 @@ where Base: AsyncResultOperationProtocol, Base.Success: Sendable, Base.Failure: 
     /// Cancelling the awaiting task stops the wait at once and throws `Failure.cancellation`;
     /// the operation is not cancelled (other tasks may be waiting for it). To tie the operation
     /// to the task, use ``Foundation/OperationQueue/run(_:within:)-(AsyncResultOperation<Success,Failure>,_)``.
+    @inlinable
     public var value: Base.Success {
         get async throws(Base.Failure) {
             try await resultOperation.awaitValue(
@@ -169,6 +174,7 @@ where Base: AsyncResultOperationProtocol, Base.Success: Sendable, Base.Failure: 
     /// Cancelling the awaiting task stops the wait at once and throws `Failure.cancellation`;
     /// the operation is not cancelled. When the time is up, the operation is cancelled. No timer
     /// outlives the await.
+    @inlinable
     public func value(within limit: TimeLimit) async throws(Base.Failure) -> Base.Success {
         try await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: OwnFailure<Base.Failure>.self, timeout: limit.makeWaitTimeout())
@@ -184,6 +190,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and throws `CancellationError`; the
     /// operation is not cancelled (other tasks may be waiting for it).
+    @inlinable
     public var value: Base.Success {
         get async throws {
             try await resultOperation.awaitValue(
@@ -198,6 +205,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// Cancelling the awaiting task stops the wait at once and throws `CancellationError`; the
     /// operation is not cancelled. When the time is up, the operation is cancelled. No timer
     /// outlives the await.
+    @inlinable
     public func value(within limit: TimeLimit) async throws -> Base.Success {
         try await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: UntypedFailure.self, timeout: limit.makeWaitTimeout())
@@ -218,6 +226,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// ## Cancellation
     /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
     /// not cancelled.
+    @inlinable
     public var value: Base.Success? {
         get async {
             try? await resultOperation.awaitValue(
@@ -232,6 +241,7 @@ extension Bridge where Base: AsyncResultOperationProtocol, Base.Success: Sendabl
     /// Cancelling the awaiting task stops the wait at once and returns `nil`; the operation is
     /// not cancelled. When the time is up, the operation is cancelled. No timer outlives the
     /// await.
+    @inlinable
     public func value(within limit: TimeLimit) async -> Base.Success? {
         try? await resultOperation.awaitValue(
             onTaskCancellation: .stopWaiting, mapping: WrappedFailure<Never>.self, timeout: limit.makeWaitTimeout())

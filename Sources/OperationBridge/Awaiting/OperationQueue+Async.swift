@@ -193,6 +193,7 @@ extension OperationQueue {
     /// Cancelling the awaiting task cancels the operation. If it has not started, the call
     /// returns at once with the operation's own cancellation failure (`nil` when `Failure`
     /// cannot express one); if it is running, the call returns its result when it has finished.
+    @inlinable
     public func runForOutcome<Success: Sendable, Failure>(
         _ operation: AsyncResultOperation<Success, Failure>,
         within limit: TimeLimit? = nil

@@ -85,7 +85,7 @@ extension Bridge where Base: AsyncResultOperationProtocol {
     /// so the protocol names `S` and `F` and this cast gets the class back; only
     /// `AsyncResultOperation` adopts the protocol, and the optimizer folds the cast away where
     /// `Base` is known.
-    @inline(__always)
+    @inlinable
     var resultOperation: AsyncResultOperation<Base.Success, Base.Failure> {
         guard let operation = base as? AsyncResultOperation<Base.Success, Base.Failure> else {
             preconditionFailure(

@@ -133,13 +133,29 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         //
         // `super.`: Foundation's own `dependencies` and `removeDependency(_:)`, never a subclass's
         // overrides, which must not run while the object is being deallocated.
-        var links: [AnyObject] = super.dependencies
-        for dependency in links {
-            super.removeDependency(unsafeDowncast(dependency, to: Operation.self))
+        var dependencies = super.dependencies
+        // Taken out of the binding where it is used: a binding that held it to the end of this
+        // body would drop it there, one stack level per link.
+        var link = takeLinkForRelease()
+        if dependencies.count == 1, link == nil {
+            // A chain's one link: held on its own, and the array let go of first, so that
+            // Foundation edits its own array in place (a shared one it copies: an allocation per
+            // step) and no work list is made for one reference.
+            let only = dependencies[0]
+            dependencies = []
+            super.removeDependency(only)
+            // Moved, not copied: the work list must hold the only reference this operation had.
+            IterativeRelease.release(only: consume only)
+        } else {
+            var links: [AnyObject] = dependencies
+            dependencies = []
+            for dependency in links {
+                super.removeDependency(unsafeDowncast(dependency, to: Operation.self))
+            }
+            if let link = link.take() { links.append(link) }
+            // Moved, not copied: the work list must hold the only references this operation had.
+            if !links.isEmpty { IterativeRelease.release(consume links) }
         }
-        if let link = takeLinkForRelease() { links.append(link) }
-        // Moved, not copied: the work list must hold the only references this operation had.
-        if !links.isEmpty { IterativeRelease.release(consume links) }
         // Exclusivity keys granted to an operation that never ran (asked whether it was ready,
         // never started): nobody else would release them.
         if let request = rare?.gate?.request { ExclusivityCoordinator.shared.withdraw(request) }
@@ -451,11 +467,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         case .beginExecuting:
             if !gatePassed { trapStartedBeforeGatePassed() }
             willChangeValue(forKey: "isExecuting")
-            let (finishRequested, timeLimit, keys, observers) = lock.withCriticalSection {
+            let (finishRequested, timeLimit, keys, observers, admitted) = lock.withCriticalSection {
                 defer { rare?.post(.started) }
                 return (
                     lifecycle.enteredExecuting(), rare?.armTimeLimit, rare?.gate?.grantedRequest,
-                    rare.flatMap { $0.operationObservers.isEmpty ? nil : $0.operationObservers }
+                    rare.flatMap { $0.operationObservers.isEmpty ? nil : $0.operationObservers }, admittedQueueLocked
                 )
             }
             didChangeValue(forKey: "isExecuting")
@@ -463,7 +479,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
                 finishLifecycle()
                 return
             }
-            countTowardQueueProgress()
+            countTowardQueueProgress(admitted: admitted)
             if let timeLimit { armTimeLimit(timeLimit) }
             if prepareToRun() {
                 if let observers { for observer in observers { observer.willExecute(self) } }
@@ -750,6 +766,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         }
     }
 
+    /// Whether the operation has an outcome of its own — a result operation — that the
+    /// schedulers read (`FailureReporting`): one that succeeds after an upstream failure has
+    /// recovered. Asked once per step when a scheduler is made: a virtual call where a protocol
+    /// conformance check walked the class hierarchy.
+    var hasOutcomeOfItsOwn: Bool { false }
+
     private func perform(_ claim: LifecycleStateMachine.FinishClaim) {
         switch claim {
         case .notify(let wasExecuting):
@@ -800,8 +822,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             for case (_, .waiter(let continuation, _)) in observers {
                 continuation.resume(returning: true)
             }
-            for case (_, .callback(let callback)) in observers {
-                callback()
+            for (_, observer) in observers {
+                switch observer {
+                case .callback(let callback): callback()
+                case .schedulerNode(let scheduler, let node): scheduler.nodeFinished(node, observed: true)
+                case .waiter, .cancelledBeforeInstall: break
+                }
             }
         }
     }
@@ -859,6 +885,14 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         _ callback: @escaping LifecycleStateMachine.FinishObserver
     ) -> LifecycleStateMachine.ObserverID? {
         lock.withCriticalSection { lifecycle.addObserver(callback) }
+    }
+
+    /// Tells `scheduler` once, right after the operation has finished, that its `node` has
+    /// (`GraphScheduler.nodeFinished(_:observed:)`): ``addFinishObserver(_:)`` without a closure.
+    ///
+    /// - Returns: `false` when the operation has already finished; nothing is told then.
+    func addFinishObserver(_ scheduler: GraphScheduler, node: Int) -> Bool {
+        lock.withCriticalSection { lifecycle.addObserver(.schedulerNode(scheduler, node: node)) } != nil
     }
 
     /// Suspends until the operation has finished — or, with `decision`, until its outcome is

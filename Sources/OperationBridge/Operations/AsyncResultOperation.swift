@@ -195,6 +195,8 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         FailureConversion.canExpressUpstreamFailure(Failure.self)
     }
 
+    override var hasOutcomeOfItsOwn: Bool { true }
+
     override var finishedUnsuccessfully: Bool {
         switch result {
         case .success: false

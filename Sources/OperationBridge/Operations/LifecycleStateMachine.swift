@@ -36,6 +36,10 @@ struct LifecycleStateMachine {
     enum Observer {
         /// A callback to call once the operation has finished.
         case callback(FinishObserver)
+        /// A node of a graph scheduler, which is told once the operation has finished: what the
+        /// scheduler would capture in a callback, without a closure context to allocate and
+        /// release for every step it launches.
+        case schedulerNode(GraphScheduler, node: Int)
         /// A suspended task. With `decision`, it is also resumed as soon as the outcome is decided
         /// while the operation is pending (cancelled or finished before it started: the work will
         /// never run, so the result can no longer change).
@@ -346,9 +350,15 @@ struct LifecycleStateMachine {
     /// - Returns: The observer's identifier, or `nil` when the operation has already finished
     ///   (the callback is then not stored and the caller proceeds at once).
     mutating func addObserver(_ callback: @escaping FinishObserver) -> ObserverID? {
+        addObserver(.callback(callback))
+    }
+
+    /// Registers `observer` — a callback or a scheduler's node — to be told once the operation
+    /// has finished, as the callback form does.
+    mutating func addObserver(_ observer: Observer) -> ObserverID? {
         if case .finished = state { return nil }
         let id = reserveObserverID()
-        observers.append((id, .callback(callback)))
+        observers.append((id, observer))
         return id
     }
 
@@ -401,7 +411,7 @@ struct LifecycleStateMachine {
             case .cancelledBeforeInstall:
                 // Cancelled twice (the task and a time limit) before the install: noted once.
                 return nil
-            case .callback:
+            case .callback, .schedulerNode:
                 preconditionFailure("Internal inconsistency: observer \(id) is not a waiter")
             }
         }

@@ -47,9 +47,7 @@ final class GraphScheduler: @unchecked Sendable {
 
     /// For each node created with the scheduler, the nodes that depend on it (read without the
     /// lock unless the scheduler is `growable`: an addition may give a node new dependents).
-    private let dependents: [[Int]]
-    /// For each node, the nodes it depends on (immutable).
-    private let dependencies: [[Int]]
+    private let dependents: [SmallList<Int>]
     /// Dependencies on operations outside the set, by dependent node.
     private let outsideDependencies: [(node: Int, dependency: Operation)]
     /// For each node, how many of its dependencies the queue has surely counted finished once the
@@ -59,27 +57,28 @@ final class GraphScheduler: @unchecked Sendable {
     private let settledDependencyCount: [Int]
     /// Where ready operations are added; `nil` when the operations are only observed.
     let queue: OperationQueue?
-    private let lock = NSLock()
-    /// Unchecked exclusivity: `lock` guards it (Design.md, "CPU per operation").
+    private let lock = OperationLock()
+    // Unchecked exclusivity: `lock` guards the state below, and each finish reads several of
+    // these fields (Design.md, "CPU per operation").
     @exclusivity(unchecked) private var machine: GraphStateMachine
-    private var onFinish: FinishHandler?
-    private var drainWaiters: [CompletionSlot<Bool>] = []
-    private var drainCallbacks: [@Sendable () -> Void] = []
-    private var waitersAbandoned = false
-    private var timedOut = false
+    @exclusivity(unchecked) private var onFinish: FinishHandler?
+    @exclusivity(unchecked) private var drainWaiters: [CompletionSlot<Bool>] = []
+    @exclusivity(unchecked) private var drainCallbacks: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var waitersAbandoned = false
+    @exclusivity(unchecked) private var timedOut = false
     /// Whether operations may be added after creation (``add(_:timingOut:registering:)``).
     private let growable: Bool
     /// The operations added after creation, as nodes `operations.count...`.
-    private var added = AddedNodes()
+    @exclusivity(unchecked) private var added = AddedNodes()
     /// The node of each operation, for a `growable` scheduler (empty otherwise).
-    private var nodeOf: [ObjectIdentifier: Int] = [:]
+    @exclusivity(unchecked) private var nodeOf: [ObjectIdentifier: Int] = [:]
     /// ``closeWhenDrained()`` was called: the set closes once every operation has finished.
-    private var closeRequested: Bool
+    @exclusivity(unchecked) private var closeRequested: Bool
     /// The set is closed: it takes no more operations, and it has finished once they all have.
-    private var closed: Bool
+    @exclusivity(unchecked) private var closed: Bool
     /// Finishes recorded whose `onFinish` report has not returned yet (counted for a growable set
     /// only).
-    private var reporting = 0
+    @exclusivity(unchecked) private var reporting = 0
 
     /// The operations added to a growable scheduler, with what the scheduler keeps per node.
     private struct AddedNodes {
@@ -108,30 +107,50 @@ final class GraphScheduler: @unchecked Sendable {
         var nodeOf: [ObjectIdentifier: Int] = [:]
         nodeOf.reserveCapacity(operations.count)
         var unique: [Operation] = []
+        unique.reserveCapacity(operations.count)
         var positions: [Int] = []
         positions.reserveCapacity(operations.count)
+        // What the scheduler needs of each operation's type, asked once: a class cast each,
+        // where the arrays below used to cast again (and look up a protocol conformance).
+        var isPackageOperation: [Bool] = []
+        var foreign: [Bool] = []
+        var outcomeOfItsOwn: [Bool] = []
+        isPackageOperation.reserveCapacity(operations.count)
+        foreign.reserveCapacity(operations.count)
+        outcomeOfItsOwn.reserveCapacity(operations.count)
         for operation in operations {
-            let id = ObjectIdentifier(operation)
-            if let node = nodeOf[id] {
-                positions.append(node)
-            } else {
-                nodeOf[id] = unique.count
-                positions.append(unique.count)
+            // One hash lookup per operation: the slot is claimed for the next node when empty.
+            let next = unique.count
+            let node = Self.claim(&nodeOf[ObjectIdentifier(operation), default: -1], next)
+            positions.append(node)
+            if node == next {
                 unique.append(operation)
+                let packageOperation = operation as? AsyncOperation
+                isPackageOperation.append(packageOperation != nil)
+                foreign.append(!(packageOperation?.skipsAfterUpstreamFailure ?? false))
+                outcomeOfItsOwn.append(packageOperation?.hasOutcomeOfItsOwn ?? false)
             }
         }
+        // A small list per node: the first dependency inline, no array to allocate for a chain's
+        // or a fan-out's single dependency.
         var outsideDependencies: [(node: Int, dependency: Operation)] = []
-        let dependencies = unique.enumerated().map { node, operation in
-            operation.dependencies.compactMap { dependency in
-                if let inside = nodeOf[ObjectIdentifier(dependency)] { return inside }
-                outsideDependencies.append((node, dependency))
-                return nil
+        var dependencies: [SmallList<Int>] = []
+        dependencies.reserveCapacity(unique.count)
+        for (node, operation) in unique.enumerated() {
+            var inside = SmallList<Int>()
+            for dependency in operation.dependencies {
+                if let dependencyNode = nodeOf[ObjectIdentifier(dependency)] {
+                    inside.append(dependencyNode)
+                } else {
+                    outsideDependencies.append((node, dependency))
+                }
             }
+            dependencies.append(inside)
         }
         let machine = GraphStateMachine(
             dependencies: dependencies,
-            foreign: unique.map { !(($0 as? AsyncOperation)?.skipsAfterUpstreamFailure ?? false) },
-            outcomeOfItsOwn: unique.map { $0 is any FailureReporting },
+            foreign: foreign,
+            outcomeOfItsOwn: outcomeOfItsOwn,
             failurePolicy: failurePolicy,
             growable: growable)
         if let cycle = machine.nodesOnCycles() {
@@ -143,10 +162,9 @@ final class GraphScheduler: @unchecked Sendable {
         self.operations = unique
         self.nodeOfPosition = positions
         self.dependents = machine.dependents
-        self.dependencies = dependencies
         self.outsideDependencies = outsideDependencies
         var settled = dependencies.map { nodeDependencies in
-            nodeDependencies.allSatisfy { unique[$0] is AsyncOperation } ? nodeDependencies.count : 0
+            nodeDependencies.allSatisfy { isPackageOperation[$0] } ? nodeDependencies.count : 0
         }
         for (node, _) in outsideDependencies { settled[node] = 0 }
         self.settledDependencyCount = settled
@@ -157,6 +175,13 @@ final class GraphScheduler: @unchecked Sendable {
         self.closeRequested = !growable
         self.closed = !growable
         if growable { self.nodeOf = nodeOf }
+    }
+
+    /// The node in `slot`, after storing `next` there when it held none (-1).
+    @inline(__always)
+    private static func claim(_ slot: inout Int, _ next: Int) -> Int {
+        if slot < 0 { slot = next }
+        return slot
     }
 
     /// The operation of `node`, one given at creation or added later.
@@ -240,14 +265,18 @@ final class GraphScheduler: @unchecked Sendable {
         let batchDependencies = batch.map(\.dependencies)
         var outside: [(node: Int, dependency: Operation)] = []
         let local = batchDependencies.enumerated().map { node, dependencies in
-            dependencies.compactMap { dependency in
-                if let inside = batchNode[ObjectIdentifier(dependency)] { return inside }
-                outside.append((node, dependency))
-                return nil
+            var inside = SmallList<Int>()
+            for dependency in dependencies {
+                if let dependencyNode = batchNode[ObjectIdentifier(dependency)] {
+                    inside.append(dependencyNode)
+                } else {
+                    outside.append((node, dependency))
+                }
             }
+            return inside
         }
         let foreign = batch.map { !(($0 as? AsyncOperation)?.skipsAfterUpstreamFailure ?? false) }
-        let outcomeOfItsOwn = batch.map { $0 is any FailureReporting }
+        let outcomeOfItsOwn = batch.map { ($0 as? AsyncOperation)?.hasOutcomeOfItsOwn ?? false }
         let cycleCheck = GraphStateMachine(
             dependencies: local, foreign: foreign, outcomeOfItsOwn: outcomeOfItsOwn, failurePolicy: .cancelDependents)
         if let cycle = cycleCheck.nodesOnCycles() {
@@ -350,10 +379,10 @@ final class GraphScheduler: @unchecked Sendable {
                 pending.append(contentsOf: operation.dependencies.filter { !$0.isFinished })
             }
         }
-        var dependencies = [[Int]](repeating: [], count: all.count)
+        var dependencies = [SmallList<Int>](repeating: SmallList(), count: all.count)
         for (position, operation) in all.enumerated() where !operation.isFinished && !operation.isCancelled {
-            dependencies[position] = operation.dependencies.compactMap { dependency in
-                dependency.isFinished ? nil : index[ObjectIdentifier(dependency)]
+            for dependency in operation.dependencies where !dependency.isFinished {
+                if let node = index[ObjectIdentifier(dependency)] { dependencies[position].append(node) }
             }
         }
         let cycle = GraphStateMachine(
@@ -375,7 +404,9 @@ final class GraphScheduler: @unchecked Sendable {
             if let onFinish { self.onFinish = onFinish }
             return machine.start()
         }
-        launch(ready.map { GraphStateMachine.Launch(node: $0, dependenciesFinished: true) })
+        var launches = SmallList<GraphStateMachine.Launch>()
+        for node in ready { launches.append(GraphStateMachine.Launch(node: node, dependenciesFinished: true)) }
+        launch(launches)
     }
 
     /// Keeps each operation alive until its dependencies outside the set have finished.
@@ -497,7 +528,7 @@ final class GraphScheduler: @unchecked Sendable {
 
     // MARK: - Private
 
-    private func launch(_ launches: [GraphStateMachine.Launch]) {
+    private func launch(_ launches: SmallList<GraphStateMachine.Launch>) {
         for node in observeAndAdmit(launches) {
             nodeFinished(node, observed: false)
         }
@@ -507,40 +538,64 @@ final class GraphScheduler: @unchecked Sendable {
     /// acquisition of Foundation's queue lock for a fan-out's thousands of dependents): each is
     /// added unless it has started or is pending in a queue already. Returns the nodes whose
     /// operations had already finished (nothing was observed): the caller records them.
-    private func observeAndAdmit(_ launches: [GraphStateMachine.Launch]) -> [Int] {
+    private func observeAndAdmit(_ launches: SmallList<GraphStateMachine.Launch>) -> [Int] {
+        if launches.count == 1, let only = launches.first {
+            // A chain's next step: nothing to batch, and no array to allocate for it.
+            guard let admission = observe(only) else { return [only.node] }
+            // The list was looked at once, at the start.
+            queue?.admit(
+                admission.operation, listed: false, releasingForeignClaimOnFinish: false,
+                settledDependencies: admission.settledDependencies)
+            return []
+        }
         var alreadyFinished: [Int] = []
         var admissions: [OperationQueue.AdmissionRequest] = []
         admissions.reserveCapacity(launches.count)
         for launch in launches {
-            let node = launch.node
-            let (operation, settled) =
-                node < operations.count
-                ? (operations[node], settledDependencyCount[node])
-                : lock.withCriticalSection {
-                    (added.operations[node - operations.count], added.settledDependencyCount[node - operations.count])
-                }
-            // Strong: the scheduler must outlive its handle until every step has finished. The
-            // observer is dropped when the operation finishes, so no cycle outlives the work.
-            guard FinishObservation.observe(operation, { self.nodeFinished(node, observed: true) }) != nil
-            else {
-                alreadyFinished.append(node)
-                continue
+            if let admission = observe(launch) {
+                admissions.append(admission)
+            } else {
+                alreadyFinished.append(launch.node)
             }
-            admissions.append(
-                .init(operation: operation, settledDependencies: launch.dependenciesFinished ? settled : 0))
         }
         // The list was looked at once, at the start.
         queue?.admit(contentsOf: admissions, listed: false, releasingForeignClaimOnFinish: false)
         return alreadyFinished
     }
 
+    /// Observes the operation of a node to launch; returns how to admit it, or `nil` when it has
+    /// finished already (nothing was observed).
+    private func observe(_ launch: GraphStateMachine.Launch) -> OperationQueue.AdmissionRequest? {
+        let node = launch.node
+        let (operation, settled) =
+            node < operations.count
+            ? (operations[node], settledDependencyCount[node])
+            : lock.withCriticalSection {
+                (added.operations[node - operations.count], added.settledDependencyCount[node - operations.count])
+            }
+        // Strong: the scheduler must outlive its handle until every step has finished. The
+        // observer is dropped when the operation finishes, so no cycle outlives the work. The
+        // package's operations keep the scheduler and the node themselves: no closure to make.
+        let observing =
+            if let operation = operation as? AsyncOperation {
+                operation.addFinishObserver(self, node: node)
+            } else {
+                FinishObservation.observe(operation, { self.nodeFinished(node, observed: true) }) != nil
+            }
+        guard observing else { return nil }
+        return .init(operation: operation, settledDependencies: launch.dependenciesFinished ? settled : 0)
+    }
+
     /// Records that `node` has finished: `observed` when its finish observer told so (called after
     /// Foundation's bookkeeping), rather than found finished when it was about to be observed
     /// (its finish may still be being announced on another thread).
-    private func nodeFinished(_ node: Int, observed: Bool) {
-        // Iterative, so that long runs of already-finished operations do not recurse.
-        var pending = [(node, observed)]
-        while let (node, observed) = pending.popLast() {
+    func nodeFinished(_ node: Int, observed: Bool) {
+        // Iterative, so that long runs of already-finished operations do not recurse. The node at
+        // hand is kept apart from the others, so that the common finish allocates no list.
+        var next: (node: Int, observed: Bool)? = (node, observed)
+        var pending: [(node: Int, observed: Bool)] = []
+        while let (node, observed) = next ?? pending.popLast() {
+            next = nil
             let operation = self.operation(node)
             OperationQueue.releaseForeignClaim(on: operation)
             // Read outside the lock: they ask the operations themselves. A growable set may give
@@ -569,7 +624,7 @@ final class GraphScheduler: @unchecked Sendable {
                 return (action, onFinish, takeDrainedLocked())
             }
             guard let (action, handler, drained) = recorded else {
-                pending.append((node, observed))
+                next = (node, observed)
                 continue
             }
             drained.answer()
@@ -685,12 +740,12 @@ struct GraphStateMachine {
         var cancel: [Int] = []
         /// Nodes whose operations must finish without running, reporting the cause.
         var stop: [(node: Int, cause: UpstreamFailedError)] = []
-        /// Nodes to observe and add to the queue.
-        var launch: [Launch] = []
+        /// Nodes to observe and add to the queue: in a chain, one per finish, kept inline.
+        var launch = SmallList<Launch>()
     }
 
     /// For each node, the nodes that depend on it.
-    private(set) var dependents: [[Int]]
+    private(set) var dependents: [SmallList<Int>]
     /// For each node, whether its operation is not the package's: it runs whatever its
     /// dependencies' outcome, as Foundation runs it, unless a policy or ``cancelAll()`` cancels it.
     private var foreign: [Bool]
@@ -724,13 +779,13 @@ struct GraphStateMachine {
     private(set) var firstFailure: (node: Int, reason: UpstreamFailedError.Reason)?
 
     init(
-        dependencies: [[Int]], foreign: [Bool], outcomeOfItsOwn: [Bool], failurePolicy: PipelineFailurePolicy,
+        dependencies: [SmallList<Int>], foreign: [Bool], outcomeOfItsOwn: [Bool], failurePolicy: PipelineFailurePolicy,
         growable: Bool = false
     ) {
-        var dependents = Array(repeating: [Int](), count: dependencies.count)
+        var dependents = Array(repeating: SmallList<Int>(), count: dependencies.count)
         var remaining = Array(repeating: 0, count: dependencies.count)
         for (node, nodeDependencies) in dependencies.enumerated() {
-            for dependency in Set(nodeDependencies) {
+            for dependency in nodeDependencies.uniqued() {
                 dependents[dependency].append(node)
                 remaining[node] += 1
             }
@@ -766,7 +821,7 @@ struct GraphStateMachine {
     mutating func add(_ nodes: [NewNode]) -> Action {
         let first = phase.count
         for new in nodes {
-            dependents.append([])
+            dependents.append(SmallList())
             foreign.append(new.foreign)
             outcomeOfItsOwn.append(new.outcomeOfItsOwn)
             inherited.append(nil)
@@ -866,7 +921,10 @@ struct GraphStateMachine {
             passOn(cause, from: node, except: [], into: &action)
             if growable { passedCause[node] = cause }
         }
-        let markedHere = Set(action.cancel).union(action.stop.map(\.node))
+        // The nodes marked above, made into a set only when a dependent turns out to be marked:
+        // most finishes mark nothing, and building the set cost them an allocation each.
+        let (cancelledHere, stoppedHere) = (action.cancel.count, action.stop.count)
+        var markedHere: Set<Int>?
         for dependent in dependents[node] {
             remaining[dependent] -= 1
             if !observed { hasUnobservedFinish[dependent] = true }
@@ -875,8 +933,12 @@ struct GraphStateMachine {
                 // Marked by another thread, which acts on it after releasing the lock: act here as
                 // well (cancelling and stopping are idempotent), so that it is done before it is
                 // queued.
-                if let mark = marks[dependent], !markedHere.contains(dependent) {
-                    append(mark, for: dependent, to: &action)
+                if let mark = marks[dependent] {
+                    let marked =
+                        markedHere
+                        ?? Set(action.cancel.prefix(cancelledHere)).union(action.stop.prefix(stoppedHere).map(\.node))
+                    markedHere = marked
+                    if !marked.contains(dependent) { append(mark, for: dependent, to: &action) }
                 }
                 action.launch.append(Launch(node: dependent, dependenciesFinished: !hasUnobservedFinish[dependent]))
             }

@@ -65,9 +65,13 @@ public final class Pipeline: Sendable {
         on queue: OperationQueue,
         failurePolicy: PipelineFailurePolicy = .cancelDependents
     ) throws(PipelineError) {
-        var seen = Set<ObjectIdentifier>()
-        let unique = operations.filter { seen.insert(ObjectIdentifier($0)).inserted }
-        let scheduler = try GraphScheduler(unique, queue: queue, failurePolicy: failurePolicy)
+        // The scheduler leaves duplicates out itself; the pipeline's positions are its nodes, so
+        // a list with duplicates is scheduled again without them (rare: a second pass then,
+        // instead of a set of every operation built for every pipeline).
+        var scheduler = try GraphScheduler(operations, queue: queue, failurePolicy: failurePolicy)
+        if scheduler.operations.count != operations.count {
+            scheduler = try GraphScheduler(scheduler.operations, queue: queue, failurePolicy: failurePolicy)
+        }
         run = ScheduledRun(scheduler: scheduler, order: .completion)
     }
 

@@ -45,8 +45,11 @@ extension AsyncOperation {
     /// Makes the operation's progress a child of its queue's, worth one unit, when that queue
     /// reports progress — as Foundation does for operations that run `Operation.start()`. Called
     /// as the operation begins executing, on the queue's thread.
-    func countTowardQueueProgress() {
-        guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self, admitted: admittedQueue),
+    ///
+    /// - Parameter admitted: The queue the package admitted the operation to, read by the caller
+    ///   in the critical section that made the operation executing (one lock fewer per start).
+    func countTowardQueueProgress(admitted: OperationQueue?) {
+        guard countsTowardQueueProgress, let queue = QueueSlots.queueRunning(self, admitted: admitted),
             let queueProgress = QueueProgressLookup.shared.reportingProgress(of: queue)
         else { return }
         let progress = progressHandedOut

@@ -9,7 +9,7 @@ import Foundation
 /// Safety: all state is guarded by `lock`; the waiting continuation is resumed after the lock
 /// is released.
 final class FinishedPositions: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = OperationLock()
     private let order: ResultOrder
     private let total: Int
     /// Completion order: finished positions not yet delivered, oldest at `head`. (`ready` and

@@ -66,8 +66,10 @@ final class ScheduledRun: @unchecked Sendable {
             laterPositions[node, default: []].append(position)
         }
         let positions = self.positions
-        scheduler.start { [firstPosition, laterPositions] node in
-            positions.finish(firstPosition[node], and: laterPositions[node] ?? [])
+        // Without duplicates (a pipeline's, always), no lookup per finish.
+        let later = laterPositions.isEmpty ? nil : laterPositions
+        scheduler.start { [firstPosition] node in
+            positions.finish(firstPosition[node], and: later?[node] ?? [])
         }
         return true
     }

@@ -43,6 +43,21 @@ enum IterativeRelease {
         if list.pending.capacity > 1024 { list.pending = [] }
     }
 
+    /// ``release(_:)`` for one reference (a chain's link), without an array made
+    /// for it.
+    static func release(only link: consuming AnyObject) {
+        let list = WorkList.forCurrentThread
+        // Moved into the list: this function must not hold the reference when it returns.
+        list.pending.append(consume link)
+        if list.isDraining { return }
+        list.isDraining = true
+        while let next = list.pending.popLast() {
+            _ = consume next
+        }
+        list.isDraining = false
+        if list.pending.capacity > 1024 { list.pending = [] }
+    }
+
     /// One thread's list of references still to drop.
     ///
     /// Safety: not `Sendable` — one instance per thread, reached only through that thread's

@@ -41,6 +41,31 @@ struct PipelineTests {
 
     // MARK: - Running
 
+    @Test("Operations listed twice run once, and the pipeline's positions are those of the list without them")
+    func operationsListedTwiceRunOnceAtTheirFirstPosition() async throws {
+        // The scheduler leaves duplicates out itself; a pipeline given some schedules the list
+        // again without them, so that its positions (`finishedSteps`, `firstFailure`) index
+        // `operations`.
+        let queue = OperationQueue()
+        let runs = Recorder<String>()
+        let source = recordingStep("source", into: runs)
+        let failing = TaskOperation { () async throws(StepError) -> Int in
+            runs.append("failing")
+            throw .planned(1)
+        }
+        failing.addDependency(source)
+        let glue = BlockOperation { runs.append("glue") }
+        glue.addDependency(failing)
+        let pipeline = try Pipeline([source, failing, source, glue, failing, glue], on: queue)
+        #expect(pipeline.operations.map(ObjectIdentifier.init) == [source, failing, glue].map(ObjectIdentifier.init))
+        var delivered: [Int: ObjectIdentifier] = [:]
+        for await step in pipeline.finishedSteps { delivered[step.index] = ObjectIdentifier(step.operation) }
+        #expect(delivered == [0: ObjectIdentifier(source), 1: ObjectIdentifier(failing), 2: ObjectIdentifier(glue)])
+        #expect(runs.all == ["source", "failing", "glue"])
+        let firstFailure = try #require(pipeline.firstFailure)
+        #expect(firstFailure.index == 1 && firstFailure.operation === failing)
+    }
+
     @Test func aMixedPipelineHandsBackTypedResults() async throws {
         let queue = OperationQueue()
         let source = GatedResultOperation<Int, StepError>(.success(20))

@@ -810,6 +810,34 @@ func makeProbeOperation(_ kind: String, _ index: Int) -> Operation {
     }
 }
 
+/// Prints, for each kind the memory rows measure, the object's instance size and the usable size
+/// of the chunk glibc gives it (16-byte steps: a chunk of n usable bytes takes n + 8). The
+/// instance size is the `InstanceSize` field of the runtime's class metadata (at byte 24 without
+/// Objective-C interoperability: Linux only). A closure's captures are a second allocation, not
+/// counted here.
+func printObjectSizes() {
+    #if os(Linux)
+        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+        guard let symbol = dlsym(nil, "malloc_usable_size") else { fatalError("glibc's malloc_usable_size is missing") }
+        let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+        let kinds = [
+            "BlockOperation", "AsyncOperation", "ValueOperation", "ChainedAsyncResultOperation", "TaskOperation",
+            "ChainedTaskOperation",
+        ]
+        for kind in kinds {
+            // The smallest of 64 alive at once: one object alone may get a larger free chunk.
+            let operations = (0..<64).map { makeProbeOperation(kind, $0) }
+            let metadata = unsafeBitCast(type(of: operations[0]), to: UnsafeRawPointer.self)
+            let instanceSize = metadata.load(fromByteOffset: 24, as: UInt32.self)
+            let usable = operations.map { usableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
+            print("\(kind): \(instanceSize) bytes, chunk of \(usable) usable bytes")
+        }
+    #else
+        FileHandle.standardError.write(Data("--object-sizes: Linux only\n".utf8))
+        exit(2)
+    #endif
+}
+
 /// The body of a streaming probe process: stream `count` inputs through width 8 and print the
 /// peak resident bytes seen, sampled every 10,000 results.
 func runStreamingProbe(count: Int) {

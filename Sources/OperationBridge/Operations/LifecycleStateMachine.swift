@@ -474,10 +474,12 @@ struct LifecycleStateMachine {
 
 extension LifecycleStateMachine {
     /// The observers and waiters of an operation, the waiters cancelled before they were
-    /// installed, and the counter that names them, in one allocation made when the first
-    /// identifier is reserved — as an array of them would be, with the counter in its header.
-    /// In the machine, the counter would take a word of every operation, awaited or not (the
-    /// machine and the operation's lock fit in two words without it; Design.md, "Memory per
+    /// installed, and the counter that names them, in one allocation made with the first entry
+    /// (or the second identifier reserved) — as an array of them would be, with the counter in
+    /// its header. The first identifier needs no allocation: the list then points to a shared
+    /// buffer that says "identifier 0 handed out" (``Storage/firstIdentifierReserved``). In the
+    /// machine, the counter would take a word of every operation, awaited or not (the machine
+    /// and the operation's lock fit in two words without it; Design.md, "Memory per
     /// operation"). The counter lives as long as the list: from the first identifier reserved
     /// until the operation finishes, when the list is handed out and nothing more is reserved.
     ///
@@ -489,6 +491,9 @@ extension LifecycleStateMachine {
 
         fileprivate struct Header {
             var count = 0
+            /// How many entries the buffer holds (`ManagedBuffer.capacity` asks the allocator
+            /// each time).
+            var capacity = 0
             /// The next identifier. 32 bits: identifiers only need to differ among the observers
             /// of one operation alive at once.
             var nextID: UInt32 = 0
@@ -502,11 +507,31 @@ extension LifecycleStateMachine {
                     entries.deinitialize(count: header.pointee.count)
                 }
             }
+
+            /// A new buffer for at least `minimumCapacity` entries, with `header`'s counter.
+            static func make(minimumCapacity: Int, counter header: Header) -> Storage {
+                let buffer = create(minimumCapacity: minimumCapacity) { buffer in
+                    Header(capacity: buffer.capacity, nextID: header.nextID, wrapped: header.wrapped)
+                }
+                return unsafeDowncast(buffer, to: Storage.self)
+            }
+
+            /// The list of an operation that has handed out identifier 0 and holds no entry:
+            /// shared by all of them and never changed (a list copies a shared buffer before it
+            /// changes), so that reserving the first identifier allocates nothing. An operation
+            /// awaited once allocates its buffer when the waiter is installed — not at all when
+            /// it finishes first — as the array this list replaced did.
+            ///
+            /// Safety: `nonisolated(unsafe)` because nothing ever writes to it — every change goes
+            /// through `uniqueStorage(minimumCapacity:)`, which finds it shared (this constant holds
+            /// a reference) and copies it — so threads only read it and count references to it.
+            nonisolated(unsafe) static let firstIdentifierReserved = make(
+                minimumCapacity: 0, counter: Header(nextID: 1))
         }
 
         private var storage: Storage?
 
-        /// An empty list; no buffer until the first identifier is reserved.
+        /// An empty list, no identifier handed out yet.
         init() {}
 
         /// An empty list whose counter starts at `nextID` (tests start it close to wrapping).
@@ -524,7 +549,11 @@ extension LifecycleStateMachine {
         /// A fresh identifier. After 2³² of them the counter wraps, and an identifier still in
         /// use (a long-lived observer's) is skipped.
         mutating func reserveID() -> ObserverID {
-            uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointers { header, entries in
+            guard storage != nil else {
+                storage = Storage.firstIdentifierReserved
+                return ObserverID(rawValue: 0)
+            }
+            return uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointers { header, entries in
                 if header.pointee.wrapped {
                     while (0..<header.pointee.count).contains(where: { entries[$0].id.rawValue == header.pointee.nextID }) {
                         header.pointee.nextID &+= 1
@@ -564,7 +593,7 @@ extension LifecycleStateMachine {
 
         /// Removes the entries `shouldRemove` picks, keeping the others in order.
         mutating func removeAll(where shouldRemove: (Entry) -> Bool) {
-            guard storage != nil else { return }
+            guard count > 0 else { return }
             uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointers { header, entries in
                 var kept = 0
                 for index in 0..<header.pointee.count {
@@ -596,12 +625,12 @@ extension LifecycleStateMachine {
         /// entries; made when there is none, with the counter at zero.
         private mutating func uniqueStorage(minimumCapacity: Int) -> Storage {
             let unique = isKnownUniquelyReferenced(&storage)
-            if unique, let storage, storage.capacity >= minimumCapacity { return storage }
+            if unique, let storage, storage.header.capacity >= minimumCapacity { return storage }
             let old = storage
             let count = old?.header.count ?? 0
-            let capacity = Swift.max(minimumCapacity, 2 * count, 2)
-            let new = unsafeDowncast(
-                Storage.create(minimumCapacity: capacity) { _ in old?.header ?? Header() }, to: Storage.self)
+            let new = Storage.make(
+                minimumCapacity: Swift.max(minimumCapacity, 2 * count, 2), counter: old?.header ?? Header())
+            new.header.count = count
             if let old {
                 new.withUnsafeMutablePointerToElements { target in
                     old.withUnsafeMutablePointers { header, source in

@@ -30,6 +30,27 @@ struct ObserverListTests {
         #expect(seen.count == 100)
     }
 
+    @Test("The first identifier is reserved without a buffer of the list's own, and never handed out again")
+    func theFirstIdentifierNeedsNoBuffer() {
+        // Two lists that each reserved their first identifier share one unchanging buffer.
+        var first = List()
+        var second = List()
+        let firstID = first.reserveID()
+        #expect(second.reserveID() == firstID)
+        // Each goes on from there on its own: the next identifiers differ from the first.
+        let next = first.reserveID()
+        #expect(next != firstID)
+        second.append(entry(firstID))
+        let secondNext = second.reserveID()
+        #expect(secondNext != firstID && secondNext == next)
+        #expect(first.count == 0 && second.count == 1)
+        // A third list still starts from the shared state, unchanged by the two.
+        var third = List()
+        #expect(third.reserveID() == firstID)
+        third.removeAll { _ in true }
+        #expect(third.reserveID() == next)
+    }
+
     @Test("After the counter wraps, identifiers still in use are skipped")
     func wrapAroundSkipsIdentifiersInUse() {
         // Identifiers 0, 1 and 2 as a fresh counter hands them out.

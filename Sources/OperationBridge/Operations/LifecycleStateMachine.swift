@@ -555,7 +555,8 @@ extension LifecycleStateMachine {
             }
             return uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointers { header, entries in
                 if header.pointee.wrapped {
-                    while (0..<header.pointee.count).contains(where: { entries[$0].id.rawValue == header.pointee.nextID }) {
+                    let count = header.pointee.count
+                    while (0..<count).contains(where: { entries[$0].id.rawValue == header.pointee.nextID }) {
                         header.pointee.nextID &+= 1
                     }
                 }

@@ -151,6 +151,14 @@ final class ValueOperation: AsyncResultOperation<Int, CancellationError>, @unche
     }
 }
 
+/// A chained result operation as most classic subclasses are: it doubles its input, given at
+/// creation here (an upstream would give it when the step starts). For the memory probes.
+final class DoublingOperation: ChainedAsyncResultOperation<Int, Int, CancellationError>, @unchecked Sendable {
+    override func main() {
+        finish(with: .success((input ?? 0) * 2))
+    }
+}
+
 /// The step used in graph scenarios: the smallest package operation, finishing in `main()`.
 final class Step: AsyncOperation, @unchecked Sendable {
     override func main() {

@@ -10,6 +10,8 @@ struct Options {
     /// Internal: measure memory in this (fresh) process and print bytes per operation.
     var memoryProbe: String?
     var probeCount = 0
+    /// `--object-sizes`: print the object size of each memory probe's kind (Linux only).
+    var objectSizes = false
     /// `--grow-pool N`: first grow Dispatch's thread pool by N threads, as earlier rows of a full
     /// run or a long-running application do (README, footnote 5).
     var growPool = 0
@@ -40,6 +42,7 @@ struct Options {
                 soak = 1_000_000
             case "--soak-operations":
                 soak = iterator.next().flatMap(Int.init) ?? 1_000_000
+            case "--object-sizes": objectSizes = true
             case "--memory-probe":
                 memoryProbe = iterator.next()
                 probeCount = iterator.next().flatMap(Int.init) ?? 100_000
@@ -48,6 +51,7 @@ struct Options {
                     """
                     usage: OperationBridgeBenchmarks [--quick] [--json] [--only SUBSTRING] [--isolated] [--grow-pool N]
                            OperationBridgeBenchmarks --soak | --soak-operations N
+                           OperationBridgeBenchmarks --object-sizes
                       --quick   smaller sizes and fewer rounds (seconds instead of minutes)
                       --json    print only a JSON array, one object per scenario
                       --only    run the groups of scenarios whose name contains SUBSTRING
@@ -60,6 +64,8 @@ struct Options {
                                 N from 1 to 32 (a warning when Dispatch starts fewer)
                       --soak    a million operations through every bridge, memory sampled
                                 after each batch (exit status 1 if it grows)
+                      --object-sizes  the instance size and glibc chunk of each kind the
+                                memory rows measure (Linux)
                     """)
                 exit(0)
             default:

@@ -687,21 +687,36 @@ struct Scenarios {
     }
 
     #if os(macOS) || os(Linux)
-        /// Resident bytes per operation waiting in a suspended queue: `TaskOperation` and an
-        /// `AsyncResultOperation` subclass against `BlockOperation`. Each probe runs in a fresh
-        /// process, so that memory freed by an earlier probe cannot be reused and hide the cost.
+        /// Resident bytes per operation waiting in a suspended queue: every public kind a user
+        /// creates per item — a subclass of each class users subclass, `TaskOperation`,
+        /// `ChainedTaskOperation` — against `BlockOperation` (`makeProbeOperation(_:_:)`). Each
+        /// probe runs in a fresh process, so that memory freed by an earlier probe cannot be
+        /// reused and hide the cost.
         private func memoryPerPendingOperation(count: Int) -> [Measurement] {
             let note = "resident bytes per queued operation, each probe in a fresh process"
+            let pending = "(\(count) in a suspended queue)"
+            func row(_ scenario: String, _ kind: String, _ what: String) -> Measurement {
+                probeRow(
+                    scenario, rounds: options.rounds, library: (kind, count), baseline: ("BlockOperation", count),
+                    target: 1.04, unit: "B/op", note: "\(what) vs BlockOperation: \(note)")
+            }
             return [
-                probeRow(
-                    "memory per pending operation (\(count) in a suspended queue)", rounds: options.rounds,
-                    library: ("TaskOperation", count), baseline: ("BlockOperation", count), target: 1.04,
-                    unit: "B/op", note: "TaskOperation vs BlockOperation: \(note)"),
-                probeRow(
-                    "memory per pending AsyncResultOperation subclass (\(count) in a suspended queue)",
-                    rounds: options.rounds, library: ("ValueOperation", count), baseline: ("BlockOperation", count),
-                    target: 1.04, unit: "B/op",
-                    note: "an AsyncResultOperation<Int, CancellationError> subclass: \(note)"),
+                row(
+                    "memory per pending operation \(pending)", "TaskOperation",
+                    "TaskOperation<Int, Never> whose closure captures its index"),
+                row(
+                    "memory per pending AsyncResultOperation subclass \(pending)", "ValueOperation",
+                    "an AsyncResultOperation<Int, CancellationError> subclass with an Int of its own"),
+                row(
+                    "memory per pending AsyncOperation subclass \(pending)", "AsyncOperation",
+                    "an AsyncOperation subclass without fields of its own"),
+                row(
+                    "memory per pending ChainedAsyncResultOperation subclass \(pending)",
+                    "ChainedAsyncResultOperation",
+                    "a ChainedAsyncResultOperation<Int, Int, CancellationError> subclass given its input"),
+                row(
+                    "memory per pending ChainedTaskOperation \(pending)", "ChainedTaskOperation",
+                    "ChainedTaskOperation<Int, Int, Never> given its input, its closure capturing nothing"),
                 // The BlockOperation above captures nothing: the optimizer drops its `_ = index`.
                 probeRow(
                     "memory per pending TaskOperation vs a BlockOperation whose closure uses its index",
@@ -768,20 +783,59 @@ func runMemoryProbe(kind: String, count: Int) {
     operations.reserveCapacity(count)
     guard let before = residentBytes() else { fatalError("the resident memory is unavailable on this platform") }
     for index in 0..<count {
-        let operation: Operation
-        switch kind {
-        case "TaskOperation": operation = TaskOperation { () async -> Int in index }
-        case "BlockOperation": operation = BlockOperation { _ = index }
-        case "BlockOperationUsingIndex": operation = BlockOperation { blackHole(index) }
-        case "ValueOperation": operation = ValueOperation(index)
-        default: fatalError("unknown probe kind \(kind)")
-        }
+        let operation = makeProbeOperation(kind, index)
         operations.append(operation)
         queue.addOperation(operation)
     }
     let after = residentBytes() ?? before
     print(Double(after - before) / Double(count))
     withExtendedLifetime(operations) {}
+}
+
+/// One operation of a memory probe's `kind`: every public kind a user creates per item, and
+/// the `BlockOperation`s they are measured against.
+func makeProbeOperation(_ kind: String, _ index: Int) -> Operation {
+    switch kind {
+    case "BlockOperation": BlockOperation { _ = index }
+    case "BlockOperationUsingIndex": BlockOperation { blackHole(index) }
+    // A subclass of each class users subclass, with what most such subclasses keep.
+    case "AsyncOperation": Step()
+    case "ValueOperation": ValueOperation(index)
+    case "ChainedAsyncResultOperation": DoublingOperation(input: index)
+    // The closure captures `index`: a closure context, allocated apart from the operation.
+    case "TaskOperation": TaskOperation { () async -> Int in index }
+    // The closure gets the index as its input, and captures nothing.
+    case "ChainedTaskOperation": ChainedTaskOperation(input: index) { (input: Int) async -> Int in input * 2 }
+    default: fatalError("unknown probe kind \(kind)")
+    }
+}
+
+/// Prints, for each kind the memory rows measure, the object's instance size and the usable size
+/// of the chunk glibc gives it (16-byte steps: a chunk of n usable bytes takes n + 8). The
+/// instance size is the `InstanceSize` field of the runtime's class metadata (at byte 24 without
+/// Objective-C interoperability: Linux only). A closure's captures are a second allocation, not
+/// counted here.
+func printObjectSizes() {
+    #if os(Linux)
+        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+        guard let symbol = dlsym(nil, "malloc_usable_size") else { fatalError("glibc's malloc_usable_size is missing") }
+        let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+        let kinds = [
+            "BlockOperation", "AsyncOperation", "ValueOperation", "ChainedAsyncResultOperation", "TaskOperation",
+            "ChainedTaskOperation",
+        ]
+        for kind in kinds {
+            // The smallest of 64 alive at once: one object alone may get a larger free chunk.
+            let operations = (0..<64).map { makeProbeOperation(kind, $0) }
+            let metadata = unsafeBitCast(type(of: operations[0]), to: UnsafeRawPointer.self)
+            let instanceSize = metadata.load(fromByteOffset: 24, as: UInt32.self)
+            let usable = operations.map { usableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
+            print("\(kind): \(instanceSize) bytes, chunk of \(usable) usable bytes")
+        }
+    #else
+        FileHandle.standardError.write(Data("--object-sizes: Linux only\n".utf8))
+        exit(2)
+    #endif
 }
 
 /// The body of a streaming probe process: stream `count` inputs through width 8 and print the

@@ -10,6 +10,10 @@
 import Foundation
 
 let options = Options(arguments: CommandLine.arguments)
+if options.objectSizes {
+    printObjectSizes()
+    exit(0)
+}
 if let kind = options.memoryProbe {
     runMemoryProbe(kind: kind, count: options.probeCount)
     exit(0)

@@ -161,6 +161,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         if let request = rare?.gate?.request { ExclusivityCoordinator.shared.withdraw(request) }
     }
 
+    /// What the operation provides to a chained operation expecting `Input`: nothing, unless it
+    /// is a result operation (``AsyncResultOperation`` overrides it). A method of the class, so
+    /// that a chained operation keeps its typed upstream as an `AsyncOperation`: one word, where
+    /// an existential takes two (Design.md, "Memory per operation").
+    func chainedInput<Input>(as _: Input.Type) -> ChainedInput<Input> { .notProvided }
+
     /// The package's own strong reference to another operation besides Foundation's
     /// `dependencies` (a chained operation's typed upstream), taken out of the operation as it
     /// is freed so that `IterativeRelease` drops it. Called from `deinit` only.

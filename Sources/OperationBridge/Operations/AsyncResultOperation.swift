@@ -59,6 +59,10 @@ open class AsyncResultOperation<Success, Failure: Error>: AsyncOperation, @unche
         super.init()
     }
 
+    override func chainedInput<Input>(as type: Input.Type) -> ChainedInput<Input> {
+        resultAsChainedInput(as: type)
+    }
+
     /// The operation's result: `nil` until one is stored. Thread-safe.
     ///
     /// After the operation has finished, `nil` means it was cancelled and `Failure` cannot
@@ -263,7 +267,9 @@ extension AsyncResultOperation: ChainedOperationOutputProviding {
 }
 
 extension AsyncResultOperation: ChainedInputProviding {
-    func chainedInput<Input>(as _: Input.Type) -> ChainedInput<Input> {
+    /// What the operation provides to a chained operation expecting `Input`: its success value,
+    /// or why there is none. Overrides `AsyncOperation.chainedInput(as:)`.
+    func resultAsChainedInput<Input>(as _: Input.Type) -> ChainedInput<Input> {
         // A failed condition is a failure, never a cancellation: when `Failure` does not say it
         // itself (no result, or the cancellation stand-in), the condition's error is the cause.
         let conditionFailure = conditionFailureWithoutOwnResult

@@ -53,15 +53,31 @@ import Foundation
 open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     AsyncResultOperation<Output, Failure>, @unchecked Sendable
 {
-    // Safety: guarded by the inherited `lock`.
-    private var storedInput: Input?
-    private var typedUpstream: (any ChainedInputProviding)?
+    // Safety: guarded by the inherited `lock`. The policy comes first: one byte, it fits in the
+    // tail of the result slot's layout (Design.md, "Memory per operation").
+
     /// `nil` until set: the default then follows `Failure` (``defaultUpstreamFailurePolicy``).
     private var storedPolicy: UpstreamFailurePolicy?
+    /// The input, or the upstream it is to come from.
+    private var source: InputSource
+
+    /// Where the input comes from, in one field: an input given at creation wins over an
+    /// upstream, and a resolved input replaces it (the upstream stays a dependency). Side by side,
+    /// an optional input and an existential upstream took 25 bytes and more; this takes the
+    /// input's size and a byte, at least a word and a byte (Design.md, "Memory per operation").
+    private enum InputSource {
+        /// No input, and no upstream named yet: the classic dependency scan provides it.
+        case none
+        /// The upstream named by ``takeInput(from:)``, until the input is resolved: a result
+        /// operation, whose `chainedInput(as:)` answers.
+        case upstream(AsyncOperation)
+        /// The input given at creation, or resolved when the operation started.
+        case value(Input)
+    }
 
     /// Creates an operation with a fixed input, or one taken from an upstream when `nil`.
     public init(input: Input? = nil) {
-        storedInput = input
+        source = input.map(InputSource.value) ?? .none
         super.init()
     }
 
@@ -74,7 +90,10 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     /// The input: the one given at creation, or the upstream's output once the operation has
     /// started. Thread-safe.
     public var input: Input? {
-        lock.withCriticalSection { storedInput }
+        lock.withCriticalSection {
+            guard case .value(let input) = source else { return nil }
+            return input
+        }
     }
 
     /// What to do when the upstream failed or was cancelled. Set it before the operation
@@ -106,9 +125,17 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
     /// never recursively (Design.md, "Releasing long chains").
     public func takeInput<UpstreamFailure: Error>(from upstream: AsyncResultOperation<Input, UpstreamFailure>) {
         // The upstream replaced is released after the lock: it may be the last reference to it.
-        let (replaced, started) = lock.withCriticalSection { () -> ((any ChainedInputProviding)?, Bool) in
+        let (replaced, started) = lock.withCriticalSection { () -> (AsyncOperation?, Bool) in
             if lifecycle.hasStarted { return (nil, true) }
-            return (exchange(&typedUpstream, with: upstream), false)
+            switch source {
+            // An input given at creation wins: the upstream is only a dependency.
+            case .value: return (nil, false)
+            case .none: source = .upstream(upstream)
+            case .upstream(let replaced):
+                source = .upstream(upstream)
+                return (replaced, false)
+            }
+            return (nil, false)
         }
         withExtendedLifetime(replaced) {}
         if started {
@@ -123,11 +150,18 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
 
     /// The upstream named by ``takeInput(from:)``, if any. Thread-safe.
     var typedInputUpstream: AnyObject? {
-        lock.withCriticalSection { typedUpstream }
+        lock.withCriticalSection {
+            guard case .upstream(let upstream) = source else { return nil }
+            return upstream
+        }
     }
 
     override func takeLinkForRelease() -> AnyObject? {
-        lock.withCriticalSection { exchange(&typedUpstream, with: nil) }
+        lock.withCriticalSection {
+            guard case .upstream(let upstream) = source else { return nil }
+            source = .none
+            return upstream
+        }
     }
 
     override func prepareToRun() -> Bool {
@@ -143,17 +177,16 @@ open class ChainedAsyncResultOperation<Input, Output, Failure: Error>:
 
     /// Resolves and stores the input. Returns how it went.
     private func resolveInput() -> ChainedInput<Input> {
-        let (existing, typed) = lock.withCriticalSection { (storedInput, typedUpstream) }
-        if let existing { return .value(existing) }
-
         let resolution: ChainedInput<Input>
-        if let typed {
-            resolution = typed.chainedInput(as: Input.self)
-        } else {
-            resolution = Self.scan(dependencies)
+        switch lock.withCriticalSection({ source }) {
+        case .value(let existing): return .value(existing)
+        case .upstream(let typed): resolution = typed.chainedInput(as: Input.self)
+        case .none: resolution = Self.scan(dependencies)
         }
         if case .value(let value) = resolution {
-            lock.withCriticalSection { storedInput = value }
+            // The upstream replaced is released after the lock (it stays a dependency).
+            let replaced = lock.withCriticalSection { exchange(&source, with: .value(value)) }
+            withExtendedLifetime(replaced) {}
         }
         return resolution
     }

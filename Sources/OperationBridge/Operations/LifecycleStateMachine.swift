@@ -81,34 +81,72 @@ struct LifecycleStateMachine {
         }
     }
 
+    /// The machine's yes-or-no facts, one bit each.
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        /// `finish()` was called before the operation had been started; honoured by `start()`.
+        static let finishRequested = Flags(rawValue: 1 << 0)
+        /// `cancel()` won: it came before the outcome was decided.
+        static let cancellationRecorded = Flags(rawValue: 1 << 1)
+        /// A time limit ran out before the outcome was decided, and is cancelling the operation.
+        static let timeoutRequested = Flags(rawValue: 1 << 2)
+        /// The recorded cancellation came from a time limit.
+        static let timedOut = Flags(rawValue: 1 << 3)
+        /// The operation became executing.
+        static let didExecute = Flags(rawValue: 1 << 4)
+
+        mutating func set(_ flag: Flags, to value: Bool) {
+            if value { insert(flag) } else { remove(flag) }
+        }
+    }
+
     // Stored properties in this order on purpose: the reference first, the small fields last, so
     // that the operation's lock fits in the tail of the struct (Design.md, "Memory per
-    // operation"). 20 bytes in all. The queue the package admitted the operation to is kept by
-    // the operation (`AsyncOperation.holdings`), which hands it to the methods that need it.
+    // operation"). 11 bytes in all: with the lock, two words. The counter naming observers lives
+    // with them (``ObserverList``), and the flags share a byte. The queue the package admitted
+    // the operation to is kept by the operation (`AsyncOperation.holdings`), which hands it to
+    // the methods that need it.
 
-    /// The observers and waiters, and the waiters cancelled before they were installed.
-    private var observers: [(id: ObserverID, observer: Observer)] = []
-    /// The next observer identifier. 32 bits: identifiers only need to differ among the
-    /// observers of one operation alive at once.
-    private var nextObserverID: UInt32 = 0
+    /// The observers and waiters, the waiters cancelled before they were installed, and the
+    /// counter that names them.
+    private var observers = ObserverList()
     private var state: State = .pending
-    /// `finish()` was called before the operation had been started; honoured by `start()`.
-    private var finishRequested = false
-    /// `cancel()` won: it came before the outcome was decided.
-    private(set) var isCancellationRecorded = false
-    /// A time limit ran out before the outcome was decided, and is cancelling the operation
-    /// (see ``requestTimeout()``).
-    private(set) var isTimeoutRequested = false
-    /// The recorded cancellation came from a time limit: the operation timed out.
-    private(set) var isTimedOut = false
-    /// The operation became executing: its work ran, or runs.
-    private(set) var didExecute = false
+    private var flags: Flags = []
     /// Whether someone asked the operation whether it is ready — queues do when an operation is
     /// added (see ``admit(to:listed:admitted:)``) — and whether a "not ready" answer may still be
     /// stored by the queue that read it (Linux's lost wake-up; see `AsyncOperation.isReady`).
     private var readinessQuestions = ReadinessQuestions()
-    /// `nextObserverID` has wrapped around: identifiers in use must be skipped.
-    private var observerIDsWrapped = false
+
+    /// `finish()` was called before the operation had been started; honoured by `start()`.
+    private var finishRequested: Bool {
+        get { flags.contains(.finishRequested) }
+        set { flags.set(.finishRequested, to: newValue) }
+    }
+
+    /// `cancel()` won: it came before the outcome was decided.
+    private(set) var isCancellationRecorded: Bool {
+        get { flags.contains(.cancellationRecorded) }
+        set { flags.set(.cancellationRecorded, to: newValue) }
+    }
+
+    /// A time limit ran out before the outcome was decided, and is cancelling the operation
+    /// (see ``requestTimeout(outcomeDecided:)``).
+    private(set) var isTimeoutRequested: Bool {
+        get { flags.contains(.timeoutRequested) }
+        set { flags.set(.timeoutRequested, to: newValue) }
+    }
+
+    /// The recorded cancellation came from a time limit: the operation timed out.
+    private(set) var isTimedOut: Bool {
+        get { flags.contains(.timedOut) }
+        set { flags.set(.timedOut, to: newValue) }
+    }
+
+    /// The operation became executing: its work ran, or runs.
+    private(set) var didExecute: Bool {
+        get { flags.contains(.didExecute) }
+        set { flags.set(.didExecute, to: newValue) }
+    }
 
     // MARK: Queries
 
@@ -246,13 +284,12 @@ struct LifecycleStateMachine {
     }
 
     /// Ends the finish transition and hands back the observers to notify outside the lock.
-    mutating func completeFinish() -> [(id: ObserverID, observer: Observer)] {
+    mutating func completeFinish() -> ObserverList {
         guard case .finishing = state else {
             preconditionFailure("Internal inconsistency: completed finish from \(state)")
         }
         state = .finished
-        defer { observers = [] }
-        return observers
+        return exchange(&observers, with: ObserverList())
     }
 
     // MARK: Queue admission
@@ -365,16 +402,9 @@ struct LifecycleStateMachine {
     /// A fresh identifier for a waiter that will be installed with ``installWaiter(_:_:decision:)``.
     ///
     /// Identifiers are 32 bits; after 2³² of them on one operation the counter wraps, and an
-    /// identifier still in use (a long-lived observer's) is skipped.
+    /// identifier still in use (a long-lived observer's) is skipped (see ``ObserverList``).
     mutating func reserveObserverID() -> ObserverID {
-        if observerIDsWrapped {
-            while observers.contains(where: { $0.id.rawValue == nextObserverID }) { nextObserverID &+= 1 }
-        }
-        defer {
-            nextObserverID &+= 1
-            if nextObserverID == 0 { observerIDsWrapped = true }
-        }
-        return ObserverID(rawValue: nextObserverID)
+        observers.reserveID()
     }
 
     /// Stores a suspended task until the operation finishes (or, with `decision`, until its
@@ -385,7 +415,7 @@ struct LifecycleStateMachine {
     ///   stored.
     mutating func installWaiter(_ id: ObserverID, _ continuation: Waiter, decision: Bool) -> Bool? {
         if case .finished = state { return true }
-        if let index = observers.firstIndex(where: { $0.id == id }) {
+        if let index = observers.firstIndex(of: id) {
             guard case .cancelledBeforeInstall = observers.remove(at: index).observer else {
                 preconditionFailure("Internal inconsistency: waiter \(id) installed twice")
             }
@@ -403,10 +433,10 @@ struct LifecycleStateMachine {
     ///   when the waiter was already resumed (the operation finished, or — for a `decision`
     ///   waiter — its outcome was decided while pending), nothing happens.
     mutating func cancelWaiter(_ id: ObserverID, decision: Bool) -> Waiter? {
-        if let index = observers.firstIndex(where: { $0.id == id }) {
+        if let index = observers.firstIndex(of: id) {
             switch observers[index].observer {
             case .waiter(let continuation, _):
-                observers.remove(at: index)
+                _ = observers.remove(at: index)
                 return continuation
             case .cancelledBeforeInstall:
                 // Cancelled twice (the task and a time limit) before the install: noted once.
@@ -426,7 +456,7 @@ struct LifecycleStateMachine {
     /// taken) — for the caller to release after the lock: a callback may hold the last
     /// reference to what it captured.
     mutating func removeObserver(_ id: ObserverID) -> Observer? {
-        guard let index = observers.firstIndex(where: { $0.id == id }) else { return nil }
+        guard let index = observers.firstIndex(of: id) else { return nil }
         return observers.remove(at: index).observer
     }
 
@@ -439,5 +469,183 @@ struct LifecycleStateMachine {
             return true
         }
         return decided
+    }
+}
+
+extension LifecycleStateMachine {
+    /// The observers and waiters of an operation, the waiters cancelled before they were
+    /// installed, and the counter that names them, in one allocation made with the first entry
+    /// (or the second identifier reserved) — as an array of them would be, with the counter in
+    /// its header. The first identifier needs no allocation: the list then points to a shared
+    /// buffer that says "identifier 0 handed out" (``Storage/firstIdentifierReserved``). In the
+    /// machine, the counter would take a word of every operation, awaited or not (the machine
+    /// and the operation's lock fit in two words without it; Design.md, "Memory per
+    /// operation"). The counter lives as long as the list: from the first identifier reserved
+    /// until the operation finishes, when the list is handed out and nothing more is reserved.
+    ///
+    /// A value, as the array it replaces: a list whose buffer is shared is copied before it
+    /// changes (the machine's owner keeps one list under its lock; ``completeFinish()`` hands it
+    /// out whole).
+    struct ObserverList: Sequence {
+        typealias Entry = (id: ObserverID, observer: Observer)
+
+        fileprivate struct Header {
+            var count = 0
+            /// How many entries the buffer holds (`ManagedBuffer.capacity` asks the allocator
+            /// each time).
+            var capacity = 0
+            /// The next identifier. 32 bits: identifiers only need to differ among the observers
+            /// of one operation alive at once.
+            var nextID: UInt32 = 0
+            /// `nextID` has wrapped around: identifiers in use must be skipped.
+            var wrapped = false
+        }
+
+        fileprivate final class Storage: ManagedBuffer<Header, Entry> {
+            deinit {
+                _ = withUnsafeMutablePointers { header, entries in
+                    entries.deinitialize(count: header.pointee.count)
+                }
+            }
+
+            /// A new buffer for at least `minimumCapacity` entries, with `header`'s counter.
+            static func make(minimumCapacity: Int, counter header: Header) -> Storage {
+                let buffer = create(minimumCapacity: minimumCapacity) { buffer in
+                    Header(capacity: buffer.capacity, nextID: header.nextID, wrapped: header.wrapped)
+                }
+                return unsafeDowncast(buffer, to: Storage.self)
+            }
+
+            /// The list of an operation that has handed out identifier 0 and holds no entry:
+            /// shared by all of them and never changed (a list copies a shared buffer before it
+            /// changes), so that reserving the first identifier allocates nothing. An operation
+            /// awaited once allocates its buffer when the waiter is installed — not at all when
+            /// it finishes first — as the array this list replaced did.
+            ///
+            /// Safety: `nonisolated(unsafe)` because nothing ever writes to it — every change goes
+            /// through `uniqueStorage(minimumCapacity:)`, which finds it shared (this constant holds
+            /// a reference) and copies it — so threads only read it and count references to it.
+            nonisolated(unsafe) static let firstIdentifierReserved = make(
+                minimumCapacity: 0, counter: Header(nextID: 1))
+        }
+
+        private var storage: Storage?
+
+        /// An empty list, no identifier handed out yet.
+        init() {}
+
+        /// An empty list whose counter starts at `nextID` (tests start it close to wrapping).
+        init(nextID: UInt32) {
+            uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointerToHeader { $0.pointee.nextID = nextID }
+        }
+
+        var count: Int { storage?.header.count ?? 0 }
+
+        subscript(index: Int) -> Entry {
+            precondition(index >= 0 && index < count, "Internal inconsistency: observer index out of range")
+            return storage!.withUnsafeMutablePointerToElements { $0[index] }
+        }
+
+        /// A fresh identifier. After 2³² of them the counter wraps, and an identifier still in
+        /// use (a long-lived observer's) is skipped.
+        mutating func reserveID() -> ObserverID {
+            guard storage != nil else {
+                storage = Storage.firstIdentifierReserved
+                return ObserverID(rawValue: 0)
+            }
+            return uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointers { header, entries in
+                if header.pointee.wrapped {
+                    let count = header.pointee.count
+                    while (0..<count).contains(where: { entries[$0].id.rawValue == header.pointee.nextID }) {
+                        header.pointee.nextID &+= 1
+                    }
+                }
+                let id = ObserverID(rawValue: header.pointee.nextID)
+                header.pointee.nextID &+= 1
+                if header.pointee.nextID == 0 { header.pointee.wrapped = true }
+                return id
+            }
+        }
+
+        /// The index of the entry named `id`, if any.
+        func firstIndex(of id: ObserverID) -> Int? {
+            storage?.withUnsafeMutablePointers { header, entries in
+                (0..<header.pointee.count).first { entries[$0].id == id }
+            }
+        }
+
+        mutating func append(_ entry: Entry) {
+            uniqueStorage(minimumCapacity: count + 1).withUnsafeMutablePointers { header, entries in
+                (entries + header.pointee.count).initialize(to: entry)
+                header.pointee.count += 1
+            }
+        }
+
+        /// Removes the entry at `index`, keeping the others in order.
+        mutating func remove(at index: Int) -> Entry {
+            precondition(index >= 0 && index < count, "Internal inconsistency: observer index out of range")
+            return uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointers { header, entries in
+                let removed = (entries + index).move()
+                (entries + index).moveInitialize(from: entries + index + 1, count: header.pointee.count - index - 1)
+                header.pointee.count -= 1
+                return removed
+            }
+        }
+
+        /// Removes the entries `shouldRemove` picks, keeping the others in order.
+        mutating func removeAll(where shouldRemove: (Entry) -> Bool) {
+            guard count > 0 else { return }
+            uniqueStorage(minimumCapacity: 0).withUnsafeMutablePointers { header, entries in
+                var kept = 0
+                for index in 0..<header.pointee.count {
+                    let entry = (entries + index).move()
+                    guard !shouldRemove(entry) else { continue }
+                    (entries + kept).initialize(to: entry)
+                    kept += 1
+                }
+                header.pointee.count = kept
+            }
+        }
+
+        func makeIterator() -> Iterator {
+            Iterator(list: self)
+        }
+
+        struct Iterator: IteratorProtocol {
+            fileprivate let list: ObserverList
+            fileprivate var index = 0
+
+            mutating func next() -> Entry? {
+                guard index < list.count else { return nil }
+                defer { index += 1 }
+                return list[index]
+            }
+        }
+
+        /// The buffer, made unique (copied when shared) and large enough for `minimumCapacity`
+        /// entries; made when there is none, with the counter at zero.
+        private mutating func uniqueStorage(minimumCapacity: Int) -> Storage {
+            let unique = isKnownUniquelyReferenced(&storage)
+            if unique, let storage, storage.header.capacity >= minimumCapacity { return storage }
+            let old = storage
+            let count = old?.header.count ?? 0
+            let new = Storage.make(
+                minimumCapacity: Swift.max(minimumCapacity, 2 * count, 2), counter: old?.header ?? Header())
+            new.header.count = count
+            if let old {
+                new.withUnsafeMutablePointerToElements { target in
+                    old.withUnsafeMutablePointers { header, source in
+                        if unique {
+                            target.moveInitialize(from: source, count: count)
+                            header.pointee.count = 0
+                        } else {
+                            target.initialize(from: source, count: count)
+                        }
+                    }
+                }
+            }
+            storage = new
+            return new
+        }
     }
 }

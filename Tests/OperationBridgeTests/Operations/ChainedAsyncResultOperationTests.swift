@@ -113,6 +113,27 @@ struct ChainedAsyncResultOperationTests {
         #expect(chained.input == 41)
     }
 
+    /// The step keeps its input and its typed upstream in one field (Design.md, "Memory per
+    /// operation"): the resolved input replaces the upstream, which stays a dependency.
+    @Test func theResolvedInputReplacesTheTypedUpstream() async throws {
+        let queue = OperationQueue()
+        let chained = ChainedProbe<Int, any Error>(body: Self.passThrough(PlainError.boom(0)))
+        var upstreamReference: WeakBox<Operation>?
+        do {
+            let upstream = ProbeResultOperation<PlainError>(.inMain(.success(41)))
+            upstreamReference = WeakBox(upstream)
+            chained.takeInput(from: upstream)
+            queue.addOperationsWithoutWaiting([chained, upstream])
+            #expect(try await chained.bridge.value == 41)
+            try await queue.waitForAllOperations()
+            // Foundation's dependency is the step's only reference left to its upstream.
+            #expect(chained.dependencies.contains { $0 === upstream })
+            chained.removeDependency(upstream)
+        }
+        #expect(upstreamReference?.object == nil, "the step still holds its typed upstream")
+        #expect(chained.input == 41)
+    }
+
     @Test func initInputFromChainsTypedOperations() async throws {
         let queue = OperationQueue()
         let head = ProbeResultOperation<RepresentableError>(.inMain(.success(1)))

@@ -124,6 +124,11 @@ struct OperationHoldingsTests {
             override func main() { finish(with: .success(value)) }
         }
 
+        /// A chained result operation without fields of its own, given its input.
+        final class DoublingOperation: ChainedAsyncResultOperation<Int, Int, CancellationError>, @unchecked Sendable {
+            override func main() { finish(with: .success((input ?? 0) * 2)) }
+        }
+
         /// The size class glibc allocates objects made by `make` in: the smallest
         /// `malloc_usable_size` of 64 of them alive at once. One object alone may be given a
         /// larger free chunk that glibc reuses whole. (`malloc_usable_size` is declared in
@@ -146,10 +151,14 @@ struct OperationHoldingsTests {
             // glibc allocates in 16-byte steps, so each bound is a number of steps above it. (Under
             // a sanitizer's allocator the usable size is the size asked for: the bounds hold too.)
             let block = allocatedBytes { BlockOperation {} }
-            #expect(allocatedBytes { AsyncOperation() } <= block + 16)
+            #expect(allocatedBytes { AsyncOperation() } <= block)
             #expect(allocatedBytes { OneFieldOperation(1) } <= block + 32)
+            #expect(allocatedBytes { DoublingOperation(input: 1) } <= block + 32)
             let captured = Int.random(in: 0..<10)
             #expect(allocatedBytes { TaskOperation { () async -> Int in captured } } <= block + 48)
+            #expect(
+                allocatedBytes { ChainedTaskOperation(input: 1) { (input: Int) async -> Int in input * 2 } }
+                    <= block + 64)
         }
     #endif
 }

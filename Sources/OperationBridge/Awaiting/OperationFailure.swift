@@ -145,7 +145,11 @@ enum UntypedFailure: FailureMapping {
 enum WrappedFailure<Failure: Error>: FailureMapping {
     @usableFromInline static func failed(_ failure: Failure) -> OperationFailure<Failure> { .failed(failure) }
     @usableFromInline static func cancelled() -> OperationFailure<Failure> { .cancelled }
-    @usableFromInline static func upstreamFailed(_ error: UpstreamFailedError) -> OperationFailure<Failure> { .upstreamFailed(error) }
-    @usableFromInline static func conditionFailed(_ error: ConditionFailedError) -> OperationFailure<Failure> { .conditionFailed(error) }
+    @usableFromInline static func upstreamFailed(_ error: UpstreamFailedError) -> OperationFailure<Failure> {
+        .upstreamFailed(error)
+    }
+    @usableFromInline static func conditionFailed(_ error: ConditionFailedError) -> OperationFailure<Failure> {
+        .conditionFailed(error)
+    }
     @usableFromInline static func timedOut() -> OperationFailure<Failure> { .timedOut }
 }

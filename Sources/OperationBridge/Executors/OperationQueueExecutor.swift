@@ -76,10 +76,43 @@ import Foundation
 /// The executor keeps its queue. An actor's `unownedExecutor` does not keep the executor, so
 /// store the executor (a `let` of the actor, or a static one for a global actor) rather than
 /// making it inside `unownedExecutor`.
+///
+/// Safety: `batches` and the jobs of every batch are guarded by `lock`; `queue` is immutable.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
-public final class OperationQueueExecutor: SerialExecutor, QueueJobExecutor {
+public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
     /// The serial queue every job runs on.
     public let queue: OperationQueue
+
+    /// Guards `batches` and the batches' jobs; never held while calling code outside the
+    /// package, nor across `addOperation(_:)`.
+    private let lock = OperationLock()
+    private var batches = Batches()
+    /// Held across the `addOperation(_:)` of a batch, so that batches reach the queue one at a
+    /// time, in the order they are made (see `enqueue(_:)`).
+    private let addLock = OperationLock()
+
+    /// The executor's batches in its queue (see ``JobBatch``).
+    private struct Batches {
+        /// The batch made last, while it is open.
+        var newest: JobBatch?
+        /// How many batches are open: made, and not yet out of jobs.
+        var open = 0
+        /// How many batches are being added: made, and their `addOperation(_:)` not returned.
+        var beingAdded = 0
+        /// The thread adding a batch while it holds `addLock`.
+        var adder: pthread_t?
+
+        /// Whether `thread` is adding a batch while it holds `addLock`.
+        func isAdder(_ thread: pthread_t) -> Bool {
+            guard let adder else { return false }
+            return pthread_equal(adder, thread) != 0
+        }
+        /// How many more jobs make a batch of their own without asking the queue for its count,
+        /// after the count last showed other operations (Linux counts them one by one).
+        var countsToSkip = 0
+        /// How many jobs skip the count after the next count that shows other operations.
+        var skipAfterMiss = 0
+    }
 
     /// Makes a serial executor of `queue`, whose `maxConcurrentOperationCount` must be 1.
     ///
@@ -97,20 +130,129 @@ public final class OperationQueueExecutor: SerialExecutor, QueueJobExecutor {
         self.queue = queue
     }
 
-    /// Adds `job` to the queue as an operation, which runs it isolated to this executor.
+    /// Hands `job` to the queue, which runs it isolated to this executor, inside an operation.
     ///
-    /// Called by the Swift runtime; it returns at once and never blocks. The operation runs
-    /// after the queue's earlier operations, waits while the queue is suspended, and cannot be
-    /// cancelled. Traps, naming the queue, if the queue's width is no longer 1.
+    /// Called by the Swift runtime; it returns at once and never blocks. The job runs after the
+    /// queue's earlier operations, waits while the queue is suspended, and cannot be cancelled.
+    /// When the only operation in the queue is the one running (or about to run) this
+    /// executor's earlier jobs, and the queue is not suspended, the job joins that operation
+    /// instead of becoming one of its own: nothing in the queue waits between them, so the order
+    /// is the same. Traps, naming the queue, if the queue's width is no longer 1.
     public func enqueue(_ job: consuming ExecutorJob) {
         let width = queue.maxConcurrentOperationCount
         if width != 1 {
             widthChanged(to: width)
         }
-        addJobOperation(job)
+        let wanted = TaskPriority(job.priority).map { QualityOfService($0) }
+        let rank = wanted?.rank ?? -1
+        let job = UnownedJob(job)
+        let thread = pthread_self()
+        let (joined, isAdding) = lock.withCriticalSection {
+            (joinNewestBatchLocked(job, rank: rank), batches.isAdder(thread))
+        }
+        if joined {
+            return
+        }
+        if isAdding {
+            // Called back from within this thread's own addOperation(_:) (an observer of the
+            // queue's): add a batch without waiting for the add lock, which this thread holds.
+            addBatch(for: job, wanting: wanted)
+            return
+        }
+        addLock.withCriticalSection {
+            // The batch another job's thread just added may take this job now.
+            if !lock.withCriticalSection({ joinNewestBatchLocked(job, rank: rank) }) {
+                addBatch(for: job, wanting: wanted, adder: thread)
+            }
+        }
     }
 
-    /// Runs `job` isolated to this executor (for its ``JobOperation``).
+    /// How many open batches the queue may hold for a job to ask it for its count (Linux counts
+    /// a queue's operations one by one, under its lock).
+    private static let openBatchesToCount = 16
+
+    /// Lets `job` join the newest batch when the queue holds nothing but the executor's open
+    /// batches, the newest last, and is not suspended: nothing in the queue can then come
+    /// between the batch's jobs and `job`. A job whose priority asks for a higher quality of
+    /// service than the batch's does not join.
+    ///
+    /// Why the newest batch is then the queue's last operation:
+    /// - No batch is being added, so every open batch is in the queue, and counted by
+    ///   `operationCount` (which counts an operation from within its `addOperation(_:)` until
+    ///   after its `main()` returned): a count equal to the open batches leaves no room for an
+    ///   operation of the user's, nor for a closed batch of ours still counted.
+    /// - The newest batch was added while no other batch was being added (it is not `raced`):
+    ///   every other batch was added before it, or would be newer.
+    private func joinNewestBatchLocked(_ job: UnownedJob, rank: Int) -> Bool {
+        guard let newest = batches.newest, newest.isOpen, !newest.raced, rank <= newest.rank,
+            batches.beingAdded == 0, batches.open <= Self.openBatchesToCount
+        else { return false }
+        if batches.countsToSkip > 0 {
+            batches.countsToSkip -= 1
+            return false
+        }
+        let count = queue.operationCount
+        guard count == batches.open else {
+            if count > batches.open + Self.openBatchesToCount {
+                // Other operations wait in the queue: ask again after 1, 2, 4 … 1,024 jobs, so
+                // that a long queue is not counted for every job.
+                batches.skipAfterMiss = min(max(1, batches.skipAfterMiss * 2), 1024)
+                batches.countsToSkip = batches.skipAfterMiss
+            }
+            return false
+        }
+        batches.skipAfterMiss = 0
+        guard !queue.isSuspended else { return false }
+        newest.joinLocked(job)
+        return true
+    }
+
+    /// Adds a batch for `job` to the queue, at the quality of service `wanted` when that is
+    /// above the queue's. `adder` is the thread calling, when it holds `addLock`.
+    private func addBatch(for job: UnownedJob, wanting wanted: QualityOfService?, adder: pthread_t? = nil) {
+        let queueRank = queue.qualityOfService.rank
+        let batch = JobBatch(job, rank: max(queueRank, wanted?.rank ?? -1), on: self)
+        if let wanted, wanted.rank > queueRank {
+            batch.qualityOfService = wanted
+        }
+        lock.withCriticalSection {
+            // Batches added at the same time reach the queue in either order: no job joins them.
+            if batches.beingAdded > 0 {
+                batch.raced = true
+                batches.newest?.raced = true
+            }
+            batches.newest = batch
+            batches.open += 1
+            batches.beingAdded += 1
+            if let adder {
+                batches.adder = adder
+            }
+        }
+        queue.addOperation(batch)
+        lock.withCriticalSection {
+            batches.beingAdded -= 1
+            if adder != nil {
+                batches.adder = nil
+            }
+        }
+    }
+
+    /// The next job of `batch`, or `nil` once it has none: it is then closed, and no job joins
+    /// it any more. Called by the batch's `main()`.
+    func nextJob(of batch: JobBatch) -> UnownedJob? {
+        lock.withCriticalSection {
+            if let job = batch.takeLocked() {
+                return job
+            }
+            batches.open -= 1
+            if batches.newest === batch {
+                batches.newest = nil
+            }
+            return nil
+        }
+    }
+
+    /// Runs `job` isolated to this executor.
     func runSynchronously(_ job: UnownedJob) {
         job.runSynchronously(on: asUnownedSerialExecutor())
     }

@@ -101,17 +101,17 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
         var beingAdded = 0
         /// The thread adding a batch while it holds `addLock`.
         var adder: pthread_t?
+        /// How many more jobs make a batch of their own without asking the queue for its count,
+        /// after the count last showed other operations (Linux counts them one by one).
+        var countsToSkip = 0
+        /// How many jobs skip the count after the next count that shows other operations.
+        var skipAfterMiss = 0
 
         /// Whether `thread` is adding a batch while it holds `addLock`.
         func isAdder(_ thread: pthread_t) -> Bool {
             guard let adder else { return false }
             return pthread_equal(adder, thread) != 0
         }
-        /// How many more jobs make a batch of their own without asking the queue for its count,
-        /// after the count last showed other operations (Linux counts them one by one).
-        var countsToSkip = 0
-        /// How many jobs skip the count after the next count that shows other operations.
-        var skipAfterMiss = 0
     }
 
     /// Makes a serial executor of `queue`, whose `maxConcurrentOperationCount` must be 1.
@@ -143,7 +143,7 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
         if width != 1 {
             widthChanged(to: width)
         }
-        let wanted = TaskPriority(job.priority).map { QualityOfService($0) }
+        let wanted = QualityOfService(jobPriority: job.priority)
         let rank = wanted?.rank ?? -1
         let job = UnownedJob(job)
         let thread = pthread_self()
@@ -210,10 +210,10 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
     /// Adds a batch for `job` to the queue, at the quality of service `wanted` when that is
     /// above the queue's. `adder` is the thread calling, when it holds `addLock`.
     private func addBatch(for job: UnownedJob, wanting wanted: QualityOfService?, adder: pthread_t? = nil) {
-        let queueRank = queue.qualityOfService.rank
-        let batch = JobBatch(job, rank: max(queueRank, wanted?.rank ?? -1), on: self)
-        if let wanted, wanted.rank > queueRank {
-            batch.qualityOfService = wanted
+        let (raised, rank) = queue.jobQualityOfService(wanting: wanted)
+        let batch = JobBatch(job, rank: rank, on: self)
+        if let raised {
+            batch.qualityOfService = raised
         }
         lock.withCriticalSection {
             // Batches added at the same time reach the queue in either order: no job joins them.

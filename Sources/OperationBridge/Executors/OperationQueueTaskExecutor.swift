@@ -54,7 +54,7 @@ import Foundation
 /// `Task(executorPreference:)` outlive the scope that made it (a task compiled with Swift 6.0
 /// does not retain the executor it prefers).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-public final class OperationQueueTaskExecutor: TaskExecutor, QueueJobExecutor {
+public final class OperationQueueTaskExecutor: TaskExecutor {
     /// The queue every job runs on.
     public let queue: OperationQueue
 
@@ -71,12 +71,12 @@ public final class OperationQueueTaskExecutor: TaskExecutor, QueueJobExecutor {
     /// Called by the Swift runtime; it returns at once and never blocks. The operation waits
     /// for a slot of the queue and while the queue is suspended, and cannot be cancelled.
     public func enqueue(_ job: consuming ExecutorJob) {
-        addJobOperation(job)
-    }
-
-    /// Runs `job` on this task executor (for its ``JobOperation``).
-    func runSynchronously(_ job: UnownedJob) {
-        job.runSynchronously(on: asUnownedTaskExecutor())
+        let raised = queue.jobQualityOfService(wanting: QualityOfService(jobPriority: job.priority)).raised
+        let operation = JobOperation(UnownedJob(job), on: self)
+        if let raised {
+            operation.qualityOfService = raised
+        }
+        queue.addOperation(operation)
     }
 
     /// This executor, unowned, for the runtime.

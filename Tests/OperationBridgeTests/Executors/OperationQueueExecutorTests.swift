@@ -122,6 +122,71 @@ struct OperationQueueExecutorTests {
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 
+    @Test("Jobs enqueued while the queue holds only the executor's operation run in that operation, in order")
+    func jobsJoinTheRunningOperation() async {
+        let queue = makeSerialQueue("join")
+        let actor = QueueBoundActor(queue: queue)
+        let (tasks, counts) = await actor.submit(Array(repeating: .job, count: 20), on: queue)
+        // The operation running `submit` is the only one the queue ever holds.
+        #expect(counts == Array(repeating: 1, count: 20))
+        for task in tasks { await task.value }
+        #expect(actor.state.log == Array(0..<20))
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+
+    @Test("A job enqueued after another operation was added gets an operation of its own, after it")
+    func jobsAfterALegacyOperationGetTheirOwn() async throws {
+        let queue = makeSerialQueue("no-join")
+        let actor = QueueBoundActor(queue: queue)
+        let plan: [ExecutorPlanStep] = [.job, .job, .legacyOperation, .job, .job, .legacyOperation, .job]
+        let (tasks, counts) = await actor.submit(plan, on: queue)
+        // Two jobs join the running operation; from the first legacy operation on, everything
+        // is an operation of its own, in the order submitted.
+        #expect(counts == [1, 1, 2, 3, 4, 5, 6])
+        for task in tasks { await task.value }
+        try await queue.waitForAllOperations()
+        #expect(actor.state.log == Array(0..<plan.count))
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+
+    @Test("A job enqueued while the queue is suspended does not join the running operation, and waits")
+    func suspendedQueueKeepsJobsOutOfTheRunningOperation() async {
+        let queue = makeSerialQueue("suspended-join")
+        let actor = QueueBoundActor(queue: queue)
+        let (tasks, counts) = await actor.submit([.job, .suspend, .job], on: queue)
+        #expect(counts == [1, 1, 2])
+        await tasks[0].value  // joined the operation that ran `submit`
+        for _ in 0..<10 { await Task.yield() }
+        #expect(actor.state.log == [0])
+        #expect(queue.operationCount == 1)
+        queue.isSuspended = false
+        await tasks[1].value
+        #expect(actor.state.log == [0, 2])
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+
+    @Test("A queue whose addOperation(_:) calls the actor back on the same thread does not deadlock")
+    func addOperationCallingTheActorBack() async {
+        let queue = CallingBackQueue.shared
+        let countAfterCallback = LockedBox<Int?>(nil)
+        queue.callBackOnce {
+            // A task isolated to the global actor enqueues its first job now, on this thread,
+            // inside the queue's addOperation(_:) of the batch for the job below.
+            let task = Task { @CallingBackActor in CallingBackActor.state.touch(1) }
+            countAfterCallback.withLock { $0 = queue.operationCount }
+            return task
+        }
+        await recordOnCallingBackActor(0)
+        await queue.callbackTask?.value
+        #expect(countAfterCallback.current == 1)  // the callback's job got its batch first
+        #expect(CallingBackActor.state.log == [1, 0])
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+
     @Test("A cancelled task's actor calls still run on the queue")
     func cancelledTasksStillRunTheirCalls() async {
         let queue = makeSerialQueue("cancelled-tasks")
@@ -198,23 +263,23 @@ struct OperationQueueExecutorTests {
     func jobPriorityMapsToQualityOfService() {
         let queue = OperationQueue()
         queue.qualityOfService = .utility
-        let cases: [(JobPriority?, QualityOfService)] = [
-            (nil, .default),  // unspecified: the operation's own default, the queue's applies
-            (JobPriority(.high), .userInitiated),
-            (JobPriority(.medium), .default),
-            (JobPriority(.low), .default),
-            (JobPriority(.background), .default),
+        let cases: [(JobPriority?, QualityOfService?, Int)] = [
+            (nil, nil, QualityOfService.utility.rank),  // unspecified: the queue's applies
+            (JobPriority(.high), .userInitiated, QualityOfService.userInitiated.rank),
+            (JobPriority(.medium), .default, QualityOfService.default.rank),
+            (JobPriority(.low), nil, QualityOfService.utility.rank),
+            (JobPriority(.background), nil, QualityOfService.utility.rank),
         ]
-        for (priority, expected) in cases {
-            let operation = BlockOperation {}
-            operation.adoptPriority(priority ?? JobPriority(rawValue: 0), under: queue)
-            #expect(operation.qualityOfService == expected, "\(String(describing: priority))")
+        for (priority, expected, rank) in cases {
+            let wanted = QualityOfService(jobPriority: priority ?? JobPriority(rawValue: 0))
+            let chosen = queue.jobQualityOfService(wanting: wanted)
+            #expect(chosen.raised == expected, "\(String(describing: priority))")
+            #expect(chosen.rank == rank, "\(String(describing: priority))")
         }
         queue.qualityOfService = .userInitiated
-        let operation = BlockOperation {}
-        operation.adoptPriority(JobPriority(.high), under: queue)
-        #expect(operation.qualityOfService == .default)  // not raised: the queue's is as high
-        #expect(operation.queuePriority == .normal)
+        let chosen = queue.jobQualityOfService(wanting: QualityOfService(jobPriority: JobPriority(.high)))
+        #expect(chosen.raised == nil)  // not raised: the queue's is as high
+        #expect(chosen.rank == QualityOfService.userInitiated.rank)
     }
 
     #if EXIT_TESTS
@@ -323,4 +388,58 @@ private final class AssumingOperation: AsyncOperation, @unchecked Sendable {
         seen.withLock { $0 = calls }
         DispatchQueue.global().async { self.finish() }
     }
+}
+
+/// A serial queue whose `addOperation(_:)` runs a callback, once, before adding: code of the
+/// user's that runs inside Foundation's add, as a key-value observer of the queue would.
+///
+/// Safety: `callback` and `callbackTask` are guarded by `lock`.
+final class CallingBackQueue: OperationQueue, @unchecked Sendable {
+    static let shared: CallingBackQueue = {
+        let queue = CallingBackQueue()
+        queue.name = "calling-back"
+        queue.maxConcurrentOperationCount = 1
+        return queue
+    }()
+
+    private let lock = NSLock()
+    private var callback: (@Sendable () -> Task<Void, Never>)?
+    private var task: Task<Void, Never>?
+
+    func callBackOnce(_ callback: @escaping @Sendable () -> Task<Void, Never>) {
+        lock.withLock { self.callback = callback }
+    }
+
+    /// The task the callback made.
+    var callbackTask: Task<Void, Never>? { lock.withLock { task } }
+
+    override func addOperation(_ operation: Operation) {
+        if let callback = lock.withLock({ () -> (@Sendable () -> Task<Void, Never>)? in
+            defer { self.callback = nil }
+            return self.callback
+        }) {
+            let made = callback()
+            lock.withLock { task = made }
+        }
+        super.addOperation(operation)
+    }
+}
+
+/// A global actor on ``CallingBackQueue/shared``.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+@globalActor
+actor CallingBackActor {
+    static let executor = OperationQueueExecutor(CallingBackQueue.shared)
+    static let shared = CallingBackActor()
+    static let state = UnguardedState()
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        Self.executor.asUnownedSerialExecutor()
+    }
+}
+
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+@CallingBackActor
+private func recordOnCallingBackActor(_ value: Int) {
+    CallingBackActor.state.touch(value)
 }

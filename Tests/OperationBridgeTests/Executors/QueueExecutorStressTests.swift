@@ -159,6 +159,93 @@ struct QueueExecutorStressTests {
             #expect(state.log == expected, "round \(round)")
         }
     }
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("Jobs joining the executor's running operation keep the order of plans submitted from the actor, while other tasks call it")
+    func joinedJobsKeepFIFOOrderUnderConcurrentCalls() async throws {
+        var generator = Stress.generator(for: "joinedJobsKeepFIFOOrderUnderConcurrentCalls")
+        let rounds = Stress.iterations(1000)
+        for round in 0..<rounds {
+            let queue = makeSerialQueue("join-\(round)")
+            let actor = QueueBoundActor(queue: queue)
+            // Mostly jobs, in runs, so that they join the running operation and the ones after
+            // it; legacy operations and suspensions in between end the runs.
+            let plan = (0..<120).map { _ -> ExecutorPlanStep in
+                switch Int.random(in: 0..<20, using: &generator) {
+                case 0..<14: .job
+                case 14..<18: .legacyOperation
+                case 18: .suspend
+                default: .resume
+                }
+            }
+            let noise = Int.random(in: 0...40, using: &generator)
+            // Other tasks call the actor while the plan is submitted: their jobs join, or
+            // make, the operations around the plan's. They record negative values.
+            let noisy = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for call in 0..<noise {
+                        group.addTask { await actor.record(-1 - call) }
+                    }
+                }
+            }
+            let (tasks, _) = await actor.submit(plan, on: queue)
+            queue.isSuspended = false
+            for task in tasks { await task.value }
+            await noisy.value
+            try await queue.waitForAllOperations()
+            let planned = actor.state.log.filter { $0 >= 0 }
+            #expect(planned == plan.indices.filter { plan[$0].records }, "round \(round)")
+            #expect(actor.state.log.count == planned.count + noise)
+        }
+    }
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("Jobs and operations submitted from several threads at once keep each thread's order")
+    func concurrentSubmittersKeepTheirOrder() async throws {
+        var generator = Stress.generator(for: "concurrentSubmittersKeepTheirOrder")
+        let rounds = Stress.iterations(300)
+        let lanes = 4
+        for round in 0..<rounds {
+            // Each lane submits its steps one after another, from a thread of its own: a task
+            // isolated to the global actor (its first job enqueued as the task is made), or
+            // now and then a legacy operation. Each lane's steps must run in its order, whatever
+            // the lanes' jobs join or make.
+            let plans = (0..<lanes).map { _ in
+                (0..<60).map { _ in Int.random(in: 0..<6, using: &generator) != 0 }
+            }
+            let state = UnguardedState()
+            let tasks = LockedBox<[Task<Void, Never>]>([])
+            DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                for (step, isJob) in plans[lane].enumerated() {
+                    let value = lane * 1_000 + step
+                    if isJob {
+                        let task = Task { @SubmittersActor in state.touch(value) }
+                        tasks.withLock { $0.append(task) }
+                    } else {
+                        SubmittersActor.queue.addOperation { state.touch(value) }
+                    }
+                }
+            }
+            for task in tasks.current { await task.value }
+            try await SubmittersActor.queue.waitForAllOperations()
+            #expect(state.entries == lanes * 60)
+            for lane in 0..<lanes {
+                let order = state.log.filter { $0 / 1_000 == lane }
+                #expect(order == Array(lane * 1_000..<lane * 1_000 + 60), "round \(round), lane \(lane)")
+            }
+        }
+    }
+}
+
+/// A global actor on a serial queue of its own, for ``QueueExecutorStressTests``.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+@globalActor
+actor SubmittersActor {
+    static let queue = makeSerialQueue("submitters")
+    static let executor = OperationQueueExecutor(queue)
+    static let shared = SubmittersActor()
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        Self.executor.asUnownedSerialExecutor()
+    }
 }
 
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)

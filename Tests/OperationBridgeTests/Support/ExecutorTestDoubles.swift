@@ -80,6 +80,40 @@ actor QueueBoundActor {
     func spawnRecords(_ values: [Int]) -> [Task<Void, Never>] {
         values.map { value in Task { self.record(value) } }
     }
+
+    /// Submits `plan` from inside this actor's job, step `i` recording `i`: a task isolated to
+    /// the actor for a job (its first job enqueued at once), a `BlockOperation` on `queue` for a
+    /// legacy operation. Returns the tasks, and the queue's `operationCount` after each step.
+    func submit(_ plan: [ExecutorPlanStep], on queue: OperationQueue) -> (tasks: [Task<Void, Never>], counts: [Int]) {
+        let state = state
+        var tasks: [Task<Void, Never>] = []
+        var counts: [Int] = []
+        for (index, step) in plan.enumerated() {
+            switch step {
+            case .job: tasks.append(Task { self.record(index) })
+            case .legacyOperation: queue.addOperation { state.touch(index) }
+            case .suspend: queue.isSuspended = true
+            case .resume: queue.isSuspended = false
+            }
+            counts.append(queue.operationCount)
+        }
+        return (tasks, counts)
+    }
+}
+
+/// A step of a plan submitted from inside a ``QueueBoundActor``'s job.
+enum ExecutorPlanStep: Sendable, CaseIterable {
+    /// A task isolated to the actor, recording the step's index.
+    case job
+    /// A `BlockOperation` on the actor's queue, recording the step's index.
+    case legacyOperation
+    /// `queue.isSuspended = true`.
+    case suspend
+    /// `queue.isSuspended = false`.
+    case resume
+
+    /// Whether the step records its index.
+    var records: Bool { self == .job || self == .legacyOperation }
 }
 
 /// A global actor whose executor is a serial `OperationQueue` the legacy code already has.

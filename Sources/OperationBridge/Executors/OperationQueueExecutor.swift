@@ -1,7 +1,7 @@
 import Foundation
 
 /// A serial `OperationQueue` as the executor of an actor or a global actor: every job of the
-/// actor runs as an operation on that queue.
+/// actor runs inside an operation of that queue.
 ///
 /// Make one from a queue whose `maxConcurrentOperationCount` is 1, keep it in the actor (or next
 /// to the queue), and return it from the actor's `unownedExecutor`:
@@ -41,6 +41,13 @@ import Foundation
 ///   until it resumes, as an operation would; jobs run on the queue's `underlyingQueue` when it
 ///   has one, at the queue's `qualityOfService` or, when the job's priority maps to a higher one
 ///   through `QualityOfService.init(_:)`, at that one.
+/// - **Jobs in a burst share an operation.** A job enqueued while the queue holds nothing but
+///   the operation running (or about to run) the executor's earlier jobs, and is not
+///   suspended, runs in that operation after them — nothing in the queue waits between them, so
+///   the order is the same. Any operation added to the queue, or a suspension, ends the burst.
+///   Foundation does not count barrier blocks: a job enqueued after `addBarrierBlock(_:)` while
+///   the executor's operation runs may run before the block (on a serial queue, use
+///   `addOperation`, which gives the same order).
 /// - **Legacy code can use the actor's synchronous API.** Inside an operation running on the
 ///   queue, `actor.assumeIsolated { … }` and `actor.preconditionIsolated()` succeed (from
 ///   macOS 15 / iOS 18, through ``checkIsolated()``), so legacy code calls the actor without a
@@ -59,7 +66,8 @@ import Foundation
 /// ## Threading
 ///
 /// The executor is `Sendable` and can be used from any thread. Each job runs on the thread the
-/// queue gives its operation. A job waits for the queue: while the queue is suspended, or busy
+/// queue gives its operation. Enqueuing a job never waits for the queue to run anything; it
+/// may wait, briefly, while another thread adds this executor's operation to the queue. A job waits for the queue: while the queue is suspended, or busy
 /// with a long operation, the actor's callers wait — and an operation of the queue that blocks
 /// its thread waiting for the actor deadlocks, as a `DispatchQueue.sync` onto one's own serial
 /// queue does.
@@ -132,12 +140,13 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
 
     /// Hands `job` to the queue, which runs it isolated to this executor, inside an operation.
     ///
-    /// Called by the Swift runtime; it returns at once and never blocks. The job runs after the
-    /// queue's earlier operations, waits while the queue is suspended, and cannot be cancelled.
-    /// When the only operation in the queue is the one running (or about to run) this
-    /// executor's earlier jobs, and the queue is not suspended, the job joins that operation
-    /// instead of becoming one of its own: nothing in the queue waits between them, so the order
-    /// is the same. Traps, naming the queue, if the queue's width is no longer 1.
+    /// Called by the Swift runtime, from any thread; it returns without waiting for the queue
+    /// (at most for another thread's `addOperation(_:)` of this executor's operation). The job
+    /// runs after the queue's earlier operations, waits while the queue is suspended, and cannot
+    /// be cancelled. When the queue holds nothing but this executor's operations running (or
+    /// about to run) its earlier jobs, and is not suspended, the job joins the last of them
+    /// instead of becoming an operation of its own: nothing in the queue waits between them, so
+    /// the order is the same. Traps, naming the queue, if the queue's width is no longer 1.
     public func enqueue(_ job: consuming ExecutorJob) {
         let width = queue.maxConcurrentOperationCount
         if width != 1 {

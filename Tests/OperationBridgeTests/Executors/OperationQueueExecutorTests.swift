@@ -168,6 +168,20 @@ struct OperationQueueExecutorTests {
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 
+    @Test("A barrier block, which Foundation does not count, does not keep a job out of the running operation")
+    func barrierBlocksAreNotSeen() async throws {
+        let queue = makeSerialQueue("barrier")
+        let actor = QueueBoundActor(queue: queue)
+        let state = actor.state
+        let (tasks, counts) = await actor.submitAfterBarrier(recording: 0, then: 1, on: queue)
+        #expect(counts == [1])  // the barrier is not counted
+        for task in tasks { await task.value }
+        try await queue.waitForAllOperations()
+        #expect(state.log == [1, 0])  // documented: the job ran first, inside the running operation
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+
     @Test("A queue whose addOperation(_:) calls the actor back on the same thread does not deadlock")
     func addOperationCallingTheActorBack() async {
         let queue = CallingBackQueue.shared
@@ -360,6 +374,18 @@ private func queueOfLegacyDatabaseActor() -> OperationQueue? {
 
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 extension QueueBoundActor {
+    /// Adds a barrier block recording `barrierValue` from inside this actor's job, then starts
+    /// a task isolated to the actor recording `jobValue`. Returns the task, and the queue's
+    /// `operationCount` after both.
+    func submitAfterBarrier(
+        recording barrierValue: Int, then jobValue: Int, on queue: OperationQueue
+    ) -> (tasks: [Task<Void, Never>], counts: [Int]) {
+        let state = state
+        queue.addBarrierBlock { state.touch(barrierValue) }
+        let task = Task { self.record(jobValue) }
+        return ([task], [queue.operationCount])
+    }
+
     /// The calls of `other`, read by assuming its isolation from this actor's job.
     func callsOf(_ other: QueueBoundActor) -> Int {
         other.assumeIsolated { $0.calls }

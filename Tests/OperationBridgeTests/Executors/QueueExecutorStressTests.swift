@@ -159,8 +159,9 @@ struct QueueExecutorStressTests {
             #expect(state.log == expected, "round \(round)")
         }
     }
+
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-    @Test("Jobs joining the executor's running operation keep the order of plans submitted from the actor, while other tasks call it")
+    @Test("Jobs joining the executor's operation keep the order of plans submitted from the actor amid other calls")
     func joinedJobsKeepFIFOOrderUnderConcurrentCalls() async throws {
         var generator = Stress.generator(for: "joinedJobsKeepFIFOOrderUnderConcurrentCalls")
         let rounds = Stress.iterations(1000)

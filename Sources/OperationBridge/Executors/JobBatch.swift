@@ -48,7 +48,18 @@ final class JobBatch: Operation, @unchecked Sendable {
     /// A job must run: cancelling its operation is ignored (see the type's discussion).
     override func cancel() {}
 
-    /// Appends `job`. Called with the executor's lock held, while the batch is open.
+    /// The most jobs a batch runs: after that, jobs make the next batch, so that a barrier
+    /// block (which Foundation does not count) or code waiting for this operation to finish
+    /// waits for a bounded number of jobs, not for as long as the actor keeps being called.
+    static let longest = 1_024
+
+    /// Whether a job of quality-of-service rank `rank` may join: the batch is open, not raced,
+    /// not full, and runs at that rank or above. Called with the executor's lock held.
+    func acceptsJobsLocked(ranked rank: Int) -> Bool {
+        isOpen && !raced && rank <= self.rank && 1 + joined.count < Self.longest
+    }
+
+    /// Appends `job`. Called with the executor's lock held, while the batch accepts jobs.
     func joinLocked(_ job: UnownedJob) {
         joined.append(job)
     }
@@ -61,14 +72,8 @@ final class JobBatch: Operation, @unchecked Sendable {
             return job
         }
         if next < joined.count {
-            let job = joined[next]
-            next += 1
-            // A batch jobs keep joining may never close: drop the taken ones now and then.
-            if next >= 1024, next * 2 >= joined.count {
-                joined.removeFirst(next)
-                next = 0
-            }
-            return job
+            defer { next += 1 }
+            return joined[next]
         }
         isOpen = false
         joined = []

@@ -46,8 +46,8 @@ import Foundation
 ///   suspended, runs in that operation after them — nothing in the queue waits between them, so
 ///   the order is the same. Any operation added to the queue, or a suspension, ends the burst.
 ///   Foundation does not count barrier blocks: a job enqueued after `addBarrierBlock(_:)` while
-///   the executor's operation runs may run before the block (on a serial queue, use
-///   `addOperation`, which gives the same order).
+///   the executor's operation runs may run before the block, which waits for that operation's
+///   jobs, 1,024 at most (on a serial queue, use `addOperation`, which gives the same order).
 /// - **Legacy code can use the actor's synchronous API.** Inside an operation running on the
 ///   queue, `actor.assumeIsolated { … }` and `actor.preconditionIsolated()` succeed (from
 ///   macOS 15 / iOS 18, through ``checkIsolated()``), so legacy code calls the actor without a
@@ -66,8 +66,8 @@ import Foundation
 /// ## Threading
 ///
 /// The executor is `Sendable` and can be used from any thread. Each job runs on the thread the
-/// queue gives its operation. Enqueuing a job never waits for the queue to run anything; it
-/// may wait, briefly, while another thread adds this executor's operation to the queue. A job waits for the queue: while the queue is suspended, or busy
+/// queue gives its operation. Enqueuing a job never waits for the queue, nor for another
+/// thread. A job waits for the queue: while the queue is suspended, or busy
 /// with a long operation, the actor's callers wait — and an operation of the queue that blocks
 /// its thread waiting for the actor deadlocks, as a `DispatchQueue.sync` onto one's own serial
 /// queue does.
@@ -91,12 +91,14 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
     /// The serial queue every job runs on.
     public let queue: OperationQueue
 
-    /// Guards `batches` and the batches' jobs; never held while calling code outside the
-    /// package, nor across `addOperation(_:)`.
+    /// Guards `batches` and the batches' jobs. Never held while calling code outside the
+    /// package: the queue's `operationCount`, `isSuspended` and `addOperation(_:)`, which a
+    /// subclass of the user's may override, are called without it.
     private let lock = OperationLock()
     private var batches = Batches()
     /// Held across the `addOperation(_:)` of a batch, so that batches reach the queue one at a
-    /// time, in the order they are made (see `enqueue(_:)`).
+    /// time when they can, and jobs arriving meanwhile join the batch once it is in (see
+    /// `enqueue(_:)`). Nothing waits for it for long.
     private let addLock = OperationLock()
 
     /// The executor's batches in its queue (see ``JobBatch``).
@@ -107,19 +109,14 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
         var open = 0
         /// How many batches are being added: made, and their `addOperation(_:)` not returned.
         var beingAdded = 0
-        /// The thread adding a batch while it holds `addLock`.
-        var adder: pthread_t?
+        /// Changes whenever a batch is made, added or closed: a join decided on the queue's
+        /// count, read without the lock, goes ahead only if nothing changed meanwhile.
+        var generation = 0
         /// How many more jobs make a batch of their own without asking the queue for its count,
         /// after the count last showed other operations (Linux counts them one by one).
         var countsToSkip = 0
         /// How many jobs skip the count after the next count that shows other operations.
         var skipAfterMiss = 0
-
-        /// Whether `thread` is adding a batch while it holds `addLock`.
-        func isAdder(_ thread: pthread_t) -> Bool {
-            guard let adder else { return false }
-            return pthread_equal(adder, thread) != 0
-        }
     }
 
     /// Makes a serial executor of `queue`, whose `maxConcurrentOperationCount` must be 1.
@@ -141,8 +138,7 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
     /// Hands `job` to the queue, which runs it isolated to this executor, inside an operation.
     ///
     /// Called by the Swift runtime, from any thread; it returns without waiting for the queue
-    /// (at most for another thread's `addOperation(_:)` of this executor's operation). The job
-    /// runs after the queue's earlier operations, waits while the queue is suspended, and cannot
+    /// or another thread. The job runs after the queue's earlier operations, waits while the queue is suspended, and cannot
     /// be cancelled. When the queue holds nothing but this executor's operations running (or
     /// about to run) its earlier jobs, and is not suspended, the job joins the last of them
     /// instead of becoming an operation of its own: nothing in the queue waits between them, so
@@ -155,26 +151,32 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
         let wanted = QualityOfService(jobPriority: job.priority)
         let rank = wanted?.rank ?? -1
         let job = UnownedJob(job)
-        let thread = pthread_self()
-        let (joined, isAdding) = lock.withCriticalSection {
-            (joinNewestBatchLocked(job, rank: rank), batches.isAdder(thread))
-        }
-        if joined {
+        if joinNewestBatch(job, rank: rank) {
             return
         }
-        if isAdding {
-            // Called back from within this thread's own addOperation(_:) (an observer of the
-            // queue's): add a batch without waiting for the add lock, which this thread holds.
-            addBatch(for: job, wanting: wanted)
-            return
-        }
-        addLock.withCriticalSection {
-            // The batch another job's thread just added may take this job now.
-            if !lock.withCriticalSection({ joinNewestBatchLocked(job, rank: rank) }) {
-                addBatch(for: job, wanting: wanted, adder: thread)
+        // Another thread adding a batch may be running code of the user's inside that
+        // addOperation(_:) (a queue subclass's, a key-value observer of the queue), and that code
+        // may wait for this thread: wait for the add lock a few turns only, then add a batch
+        // without it (the two batches are then `raced`).
+        for _ in 0..<Self.turnsToWaitForAnAdd {
+            let handed = addLock.withCriticalSectionIfAvailable { () -> Bool in
+                // The batch the other thread just added may take this job now.
+                if !joinNewestBatch(job, rank: rank) {
+                    addBatch(for: job, wanting: wanted)
+                }
+                return true
             }
+            if handed != nil {
+                return
+            }
+            sched_yield()
         }
+        addBatch(for: job, wanting: wanted)
     }
+
+    /// How many times a job tries the add lock, yielding its thread in between, before it adds
+    /// a batch without it.
+    private static let turnsToWaitForAnAdd = 64
 
     /// How many open batches the queue may hold for a job to ask it for its count (Linux counts
     /// a queue's operations one by one, under its lock).
@@ -183,42 +185,53 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
     /// Lets `job` join the newest batch when the queue holds nothing but the executor's open
     /// batches, the newest last, and is not suspended: nothing in the queue can then come
     /// between the batch's jobs and `job`. A job whose priority asks for a higher quality of
-    /// service than the batch's does not join.
+    /// service than the batch's does not join, nor does one that would make the batch longer
+    /// than ``JobBatch/longest``.
     ///
     /// Why the newest batch is then the queue's last operation:
     /// - No batch is being added, so every open batch is in the queue, and counted by
     ///   `operationCount` (which counts an operation from within its `addOperation(_:)` until
     ///   after its `main()` returned): a count equal to the open batches leaves no room for an
-    ///   operation of the user's, nor for a closed batch of ours still counted.
+    ///   operation of the user's, nor for a closed batch of ours still counted. The count is
+    ///   read between two critical sections that find the same `generation`: no batch was
+    ///   made, added or closed in between, so it counted the batches `open` names.
     /// - The newest batch was added while no other batch was being added (it is not `raced`):
     ///   every other batch was added before it, or would be newer.
-    private func joinNewestBatchLocked(_ job: UnownedJob, rank: Int) -> Bool {
-        guard let newest = batches.newest, newest.isOpen, !newest.raced, rank <= newest.rank,
-            batches.beingAdded == 0, batches.open <= Self.openBatchesToCount
-        else { return false }
-        if batches.countsToSkip > 0 {
-            batches.countsToSkip -= 1
-            return false
-        }
-        let count = queue.operationCount
-        guard count == batches.open else {
-            if count > batches.open + Self.openBatchesToCount {
-                // Other operations wait in the queue: ask again after 1, 2, 4 … 1,024 jobs, so
-                // that a long queue is not counted for every job.
-                batches.skipAfterMiss = min(max(1, batches.skipAfterMiss * 2), 1024)
-                batches.countsToSkip = batches.skipAfterMiss
+    private func joinNewestBatch(_ job: UnownedJob, rank: Int) -> Bool {
+        let seen = lock.withCriticalSection { () -> (generation: Int, open: Int)? in
+            guard let newest = batches.newest, newest.acceptsJobsLocked(ranked: rank),
+                batches.beingAdded == 0, batches.open <= Self.openBatchesToCount
+            else { return nil }
+            if batches.countsToSkip > 0 {
+                batches.countsToSkip -= 1
+                return nil
             }
-            return false
+            return (batches.generation, batches.open)
         }
-        batches.skipAfterMiss = 0
-        guard !queue.isSuspended else { return false }
-        newest.joinLocked(job)
-        return true
+        guard let seen else { return false }
+        let count = queue.operationCount
+        let suspended = count == seen.open && queue.isSuspended
+        return lock.withCriticalSection {
+            guard batches.generation == seen.generation, let newest = batches.newest else { return false }
+            guard count == seen.open else {
+                if count > seen.open + Self.openBatchesToCount {
+                    // Other operations wait in the queue: ask again after 1, 2, 4 … 1,024 jobs,
+                    // so that a long queue is not counted for every job.
+                    batches.skipAfterMiss = min(max(1, batches.skipAfterMiss * 2), 1024)
+                    batches.countsToSkip = batches.skipAfterMiss
+                }
+                return false
+            }
+            batches.skipAfterMiss = 0
+            guard !suspended, newest.acceptsJobsLocked(ranked: rank) else { return false }
+            newest.joinLocked(job)
+            return true
+        }
     }
 
     /// Adds a batch for `job` to the queue, at the quality of service `wanted` when that is
-    /// above the queue's. `adder` is the thread calling, when it holds `addLock`.
-    private func addBatch(for job: UnownedJob, wanting wanted: QualityOfService?, adder: pthread_t? = nil) {
+    /// above the queue's.
+    private func addBatch(for job: UnownedJob, wanting wanted: QualityOfService?) {
         let (raised, rank) = queue.jobQualityOfService(wanting: wanted)
         let batch = JobBatch(job, rank: rank, on: self)
         if let raised {
@@ -233,16 +246,12 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
             batches.newest = batch
             batches.open += 1
             batches.beingAdded += 1
-            if let adder {
-                batches.adder = adder
-            }
+            batches.generation &+= 1
         }
         queue.addOperation(batch)
         lock.withCriticalSection {
             batches.beingAdded -= 1
-            if adder != nil {
-                batches.adder = nil
-            }
+            batches.generation &+= 1
         }
     }
 
@@ -254,6 +263,7 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
                 return job
             }
             batches.open -= 1
+            batches.generation &+= 1
             if batches.newest === batch {
                 batches.newest = nil
             }

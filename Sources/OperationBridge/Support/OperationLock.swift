@@ -47,6 +47,24 @@ struct OperationLock: ~Copyable, Sendable {
     }
 }
 
+extension OperationLock {
+    /// Runs `body` while holding the lock if no other thread holds it now; returns `nil`,
+    /// without running `body` or waiting, if one does.
+    @inline(__always)
+    borrowing func withCriticalSectionIfAvailable<Result>(_ body: () -> Result) -> Result? {
+        #if canImport(Darwin)
+            lock.withLockIfAvailableUnchecked(body)
+        #else
+            let annotations = ThreadSanitizerAnnotations.inProcess
+            return mutex.withLockIfAvailable { _ in
+                annotations?.acquired(self)
+                defer { annotations?.releasing(self) }
+                return Unchecked(value: body())
+            }?.value
+        #endif
+    }
+}
+
 /// Stores `newValue` in `slot` and returns what `slot` held. Called inside a critical section,
 /// so that the value replaced is released by the caller after the lock: it may hold the last
 /// reference to an object of the user's (Design.md, "Locks and the user's objects").

@@ -135,6 +135,22 @@ struct OperationQueueExecutorTests {
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 
+    @Test("An operation of the executor runs at most JobBatch.longest jobs; later ones make the next")
+    func batchesAreBounded() async {
+        let queue = makeSerialQueue("bounded")
+        let actor = QueueBoundActor(queue: queue)
+        let longest = JobBatch.longest
+        let (tasks, counts) = await actor.submit(Array(repeating: .job, count: longest + 50), on: queue)
+        // The running operation's own job and `longest - 1` more; then a second operation,
+        // which the rest join.
+        #expect(counts[..<(longest - 1)].allSatisfy { $0 == 1 })
+        #expect(counts[(longest - 1)...].allSatisfy { $0 == 2 })
+        for task in tasks { await task.value }
+        #expect(actor.state.log == Array(0..<(longest + 50)))
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+
     @Test("A job enqueued after another operation was added gets an operation of its own, after it")
     func jobsAfterALegacyOperationGetTheirOwn() async throws {
         let queue = makeSerialQueue("no-join")

@@ -7,7 +7,7 @@
 // without it are available on every Apple platform.
 //
 // Source for every declaration: the iOS 17.4 SDK's headers (usr/include: stdio.h, stdlib.h,
-// unistd.h, dlfcn.h, math.h, pthread/pthread.h, sys/_pthread/*.h, malloc/malloc.h, mach/*.h); the
+// unistd.h, dlfcn.h, math.h, sched.h, pthread/pthread.h, malloc/malloc.h, mach/*.h); the
 // pthread async-unavailability is also in later SDKs. Add a declaration here only with the
 // SDK's own spelling of it; a stub more permissive than the SDK hides errors.
 #ifndef OPERATIONBRIDGE_DARWIN_STUB_H
@@ -28,23 +28,6 @@
 typedef int32_t pid_t;
 typedef uint32_t useconds_t;
 typedef unsigned long pthread_key_t;
-
-// sys/_pthread/_pthread_types.h, sys/_pthread/_pthread_t.h (64-bit: __PTHREAD_SIZE__ 8176): a
-// complete struct, so that `pthread_t` imports as `UnsafeMutablePointer<_opaque_pthread_t>`.
-#pragma clang assume_nonnull end
-struct __darwin_pthread_handler_rec {
-    void (*__routine)(void *);
-    void *__arg;
-    struct __darwin_pthread_handler_rec *__next;
-};
-struct _opaque_pthread_t {
-    long __sig;
-    struct __darwin_pthread_handler_rec *__cleanup_stack;
-    char __opaque[8176];
-};
-typedef struct _opaque_pthread_t *__darwin_pthread_t;
-typedef __darwin_pthread_t pthread_t;
-#pragma clang assume_nonnull begin
 
 // stdio.h: no nullability annotations in the SDK's stdio.h (parameters import as `!`).
 #pragma clang assume_nonnull end
@@ -136,10 +119,9 @@ __STUB_AVAILABLE(10.4, 2.0)
 void *_Nullable pthread_getspecific(pthread_key_t);
 __STUB_AVAILABLE(10.4, 2.0)
 int pthread_setspecific(pthread_key_t, const void *_Nullable);
-__STUB_AVAILABLE(10.4, 2.0)
-pthread_t pthread_self(void);
-__STUB_AVAILABLE(10.4, 2.0)
-int pthread_equal(pthread_t _Nullable, pthread_t _Nullable);
+
+// sched.h
+int sched_yield(void);
 
 #pragma clang assume_nonnull end
 

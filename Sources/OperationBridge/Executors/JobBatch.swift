@@ -21,7 +21,8 @@ final class JobBatch: Operation, @unchecked Sendable {
     /// operation runs at.
     let rank: Int
 
-    /// The first job, until it is taken.
+    /// The first job, until it is taken: kept apart, so that a batch of one job (every call
+    /// made one after another) allocates no array.
     private var first: UnownedJob?
     /// The jobs that joined, in order; `next` is the first not yet taken.
     private var joined: [UnownedJob] = []

@@ -98,7 +98,9 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
     private var batches = Batches()
     /// Held across the `addOperation(_:)` of a batch, so that batches reach the queue one at a
     /// time when they can, and jobs arriving meanwhile join the batch once it is in (see
-    /// `enqueue(_:)`). Nothing waits for it for long.
+    /// `enqueue(_:)`). The one lock of the package held while code outside it may run (a queue
+    /// subclass's `addOperation(_:)`, a key-value observer): so it is only ever tried, never
+    /// waited for, and a thread that finds it taken — its own included — goes on without it.
     private let addLock = OperationLock()
 
     /// The executor's batches in its queue (see ``JobBatch``).
@@ -138,8 +140,8 @@ public final class OperationQueueExecutor: SerialExecutor, @unchecked Sendable {
     /// Hands `job` to the queue, which runs it isolated to this executor, inside an operation.
     ///
     /// Called by the Swift runtime, from any thread; it returns without waiting for the queue
-    /// or another thread. The job runs after the queue's earlier operations, waits while the queue is suspended, and cannot
-    /// be cancelled. When the queue holds nothing but this executor's operations running (or
+    /// or another thread. The job runs after the queue's earlier operations, waits while the
+    /// queue is suspended, and cannot be cancelled. When the queue holds nothing but this executor's operations running (or
     /// about to run) its earlier jobs, and is not suspended, the job joins the last of them
     /// instead of becoming an operation of its own: nothing in the queue waits between them, so
     /// the order is the same. Traps, naming the queue, if the queue's width is no longer 1.

@@ -110,10 +110,13 @@ extension OperationQueue {
     /// `addOperation(_:)` runs: the queue caches the stale "not ready" it read, and its re-test
     /// marks the operation ready without scheduling it, so it waits until something else makes
     /// the queue look again — for good, in a queue with nothing else to do (Design.md,
-    /// "Platform facts"). The package's operations heal that themselves, whoever adds them
-    /// (``AsyncOperation/isReady``). For another operation: when it is ready once added and has
-    /// not started, its readiness is announced again, at 1, 4, 16, 64, 256 and 1,024 ms
-    /// until it has started (one announcement could itself store a stale answer). When it is not
+    /// "Platform facts"). So, for any operation with a dependency the caller does not know to be
+    /// settled: when it is ready once added and has not started, its readiness is announced
+    /// again, at 1, 4, 16, 64, 256 and 1,024 ms until it has started (one announcement could
+    /// itself store a stale answer). The package's own operations also heal the race when you add
+    /// them yourself (``AsyncOperation/isReady``), but only when the adding thread stores its
+    /// answer within two or three milliseconds; here, after `addOperation(_:)` has returned, the
+    /// store is known to be done, however long the adding thread was descheduled. When it is not
     /// ready once added, its last dependency has yet to finish, and that finish tells the queue,
     /// which lists the operation by then. Darwin's queue follows readiness by KVO and needs
     /// nothing.
@@ -131,7 +134,7 @@ extension OperationQueue {
     /// The second half of ``enqueue(_:settledDependencies:)``, once `operation` has been added.
     private func announceReadinessIfAWakeUpMayBeLost(_ operation: Operation, settledDependencies: Int) {
         #if !canImport(Darwin)
-            guard !(operation is AsyncOperation), operation.dependencies.count > settledDependencies else { return }
+            guard operation.dependencies.count > settledDependencies else { return }
             if operation.isReady && !operation.hasBeenStarted { operation.announceReadinessAgain(after: 1) }
         #endif
     }

@@ -17,12 +17,19 @@ struct DependencyWakeUpTests {
             case results
         }
 
-        @Test(arguments: Entry.allCases)
-        func anOperationAddedWhileItsDependencyFinishesRuns(entry: Entry) async throws {
+        /// `descheduled`: the adding thread pauses 10 ms between its read and the dependency's
+        /// finish, as a descheduled thread on a busy machine would — longer than the package's
+        /// operations heal by themselves (CI once hung here in the results sequence's case). What
+        /// the package adds runs however long the pause: it announces the readiness again once
+        /// `addOperation(_:)` has returned. (A stand-in for the scheduler, not a timing window:
+        /// without the pause the outcome is the same.)
+        @Test(arguments: Entry.allCases, [false, true])
+        func anOperationAddedWhileItsDependencyFinishesRuns(entry: Entry, descheduled: Bool) async throws {
             let dependency = BlockOperation {}
             let dependent = StaleReadinessOperation {
                 // Inside `addOperation(_:)`, after the queue read "not ready": the dependency
                 // finishes, and Foundation tells the dependent (not yet in its queue) at once.
+                if descheduled { Thread.sleep(forTimeInterval: 0.01) }
                 dependency.start()
             }
             dependent.addDependency(dependency)

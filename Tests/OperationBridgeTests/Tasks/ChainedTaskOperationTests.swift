@@ -288,11 +288,19 @@ struct ChainedTaskOperationTests {
         let queue = OperationQueue()
         let entered = Gate()
         let release = Gate()
+        let cancelReached = Gate()
         let log = Recorder<String>()
         let upstream = ControlledOperation<Int, StepError>(.success(1))
         let step = upstream.bridge.then { (value: Int) async throws(StepError) -> Int in
             entered.open()
-            await release.wait()  // ignores cancellation
+            // Ignores cancellation. `cancelReached` tells the test when the cancellation reached
+            // the task: one that comes while the closure is still being started reaches it a
+            // moment later (TaskOperation, "Where the closure runs"; CI21 resumed the closure first).
+            await withTaskCancellationHandler {
+                await release.wait()
+            } onCancel: {
+                cancelReached.open()
+            }
             log.append("closure returns, cancelled: \(Task.isCancelled)")
             return value
         }
@@ -306,6 +314,7 @@ struct ChainedTaskOperationTests {
         step.cancel()
         #expect(step.isExecuting && !step.isFinished)
         #expect(!dependent.isExecuting && !dependent.isFinished)
+        await cancelReached.wait()
         release.open()
         try await dependent.bridge.waitForCompletion()
         #expect(log.all == ["closure returns, cancelled: true", "dependent runs"])

@@ -67,11 +67,19 @@ struct TaskOperationTests {
         let queue = OperationQueue()
         let entered = Gate()
         let release = Gate()
+        let cancelReached = Gate()
         let log = Recorder<String>()
         // The closure ignores cancellation: it returns only when the test opens `release`.
         let operation = TaskOperation { () async throws(CancellationError) -> Int in
             entered.open()
-            await release.wait()
+            // Ignores cancellation. `cancelReached` tells the test when the cancellation reached
+            // the task: one that comes while the closure is still being started reaches it a
+            // moment later (TaskOperation, "Where the closure runs"; CI21 resumed the closure first).
+            await withTaskCancellationHandler {
+                await release.wait()
+            } onCancel: {
+                cancelReached.open()
+            }
             log.append("closure returns, cancelled: \(Task.isCancelled)")
             return 1
         }
@@ -88,6 +96,7 @@ struct TaskOperationTests {
         #expect(!dependent.isExecuting && !dependent.isFinished)
         #expect(log.all.isEmpty)
 
+        await cancelReached.wait()
         release.open()
         try await dependent.bridge.waitForCompletion()
         #expect(log.all == ["closure returns, cancelled: true", "dependent runs"])

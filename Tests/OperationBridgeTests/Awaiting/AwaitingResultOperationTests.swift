@@ -134,6 +134,9 @@ struct AwaitingResultOperationTests {
         queue.addOperation(operation)
 
         #expect(await awaiter.value == style.expected(forFinished: .failure(.cancelled)))
+        // Value and outcome answer once the outcome is decided (the cancellation); the queue
+        // finishes the operation a moment later.
+        try? await operation.bridge.waitForCompletion()
         #expect(operation.isFinished)
         #expect(operation.mainRunCount == 0)
         #expect(operation.result == .failure(.cancelled))

@@ -435,7 +435,6 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         #if !canImport(Darwin)
             announceReadinessAgain(after: 0)
         #endif
-        startIfDeferredAndReady()
         return value
     }
 
@@ -445,48 +444,17 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// A cancelled operation (or one whose ``finish()`` was already requested) finishes here
     /// without running ``main()``. Otherwise the operation becomes executing and ``main()``
     /// runs on the calling thread. A second call is ignored. Override ``main()``, not this.
-    ///
-    /// A queue that starts the operation while it is not ready — its conditions or keys not
-    /// passed yet, or paused or delayed; Linux's queue can, from a stale readiness answer it
-    /// stored — does not run it then: the operation keeps its queue slot, its conditions go on,
-    /// and once it is ready it starts on a Dispatch thread (runs, or finishes without running
-    /// when a condition failed or it was cancelled). Started by hand before its conditions have
-    /// passed, it traps (see <doc:Misuse>).
     open override func start() {
-        start(deferral: .whenStartedByAQueue)
-    }
-
-    /// Whether a start may wait until the operation is ready (``deferStartUntilReady()``).
-    private enum StartDeferral {
-        /// When a queue starts it; started by hand, a gate that has not passed traps.
-        case whenStartedByAQueue
-        /// Again: the deferred start, once the operation was ready.
-        case always
-        /// No: claim the start now.
-        case never
-    }
-
-    private func start(deferral: StartDeferral) {
         // Whether the gate has passed is read in the same critical section as the start is
         // claimed: a condition that fails decides the outcome in one step too, so an operation
         // either starts with its gate passed, or finds its outcome decided and finishes without
-        // running, or waits in its queue slot until the gate has passed or failed, or (started
-        // by hand) traps — never runs past a condition that was not checked or failed.
+        // running, or traps — never runs past a condition that was not checked or failed.
         let (action, gatePassed) = lock.withCriticalSection {
             () -> (LifecycleStateMachine.StartAction?, Bool) in
             if rare?.timeLimitPassedAtStart != nil { return (nil, true) }
-            if deferral != .never, rare?.holdsBackTheStart == true, lifecycle.startWouldBeginExecuting {
-                return (nil, false)
-            }
             let action = lifecycle.start()
             guard case .beginExecuting = action, let gate = rare?.gate else { return (action, true) }
             return (action, gate.hasPassed)
-        }
-        if action == nil && !gatePassed {
-            // Not ready: a queue that stored a stale "ready" started it (Linux; Design.md,
-            // "Platform facts"). Started by hand, a gate that has not passed traps.
-            guard deferral == .always || OperationQueue.current != nil else { return start(deferral: .never) }
-            return deferStartUntilReady()
         }
         guard let action else {
             // A running-time limit whose time may be up already (zero, or a deadline): asked once,
@@ -495,7 +463,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             let passed = lock.withCriticalSection { rare?.timeLimitPassedAtStart.take() }
             if passed?() == true { timeOut() }
             withExtendedLifetime(passed) {}
-            return start(deferral: deferral)
+            return start()
         }
         switch action {
         case .ignore:
@@ -530,38 +498,6 @@ open class AsyncOperation: Operation, @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// Waits for the operation to become ready, then starts it: its queue started it while its
-    /// conditions or keys had not passed, or while it was paused or delayed — Linux's queue reads
-    /// `isReady` and stores the answer in two steps, and a "ready" read before a condition was
-    /// added (a dependency finishing on another thread reads it too) can be stored after the
-    /// queue was told "not ready" (Design.md, "Platform facts"). The operation keeps its queue
-    /// slot meanwhile; its gate goes on as if the queue had asked (`isReady`), and every change
-    /// of its readiness looks again (``changeReadiness(_:)``). Once ready it starts on a Dispatch
-    /// thread: runs, or finishes without running when a condition failed or it was cancelled.
-    private func deferStartUntilReady() {
-        let deferred = lock.withCriticalSection { () -> Bool in
-            guard let rare, rare.holdsBackTheStart, lifecycle.startWouldBeginExecuting else { return false }
-            rare.isStartDeferred = true
-            return true
-        }
-        guard deferred else { return start(deferral: .never) }
-        startIfDeferredAndReady()
-    }
-
-    /// Starts the operation if its start was deferred (``deferStartUntilReady()``) and it is
-    /// ready now. Asking `isReady` takes the gate's next step, as a queue asking would. At most
-    /// once per deferral.
-    private func startIfDeferredAndReady() {
-        guard lock.withCriticalSection({ rare?.isStartDeferred == true }), isReady else { return }
-        let taken = lock.withCriticalSection { () -> Bool in
-            guard let rare, rare.isStartDeferred else { return false }
-            rare.isStartDeferred = false
-            return true
-        }
-        guard taken else { return }
-        DispatchQueue.global().async { self.start(deferral: .always) }
     }
 
     /// Starts the operation's work. Override it, and call ``AsyncOperation/finish()`` when the work has ended.

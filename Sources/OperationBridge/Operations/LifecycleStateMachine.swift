@@ -181,12 +181,6 @@ struct LifecycleStateMachine {
         return true
     }
 
-    /// Pending, and ``start()`` would begin executing: not cancelled, no finish requested.
-    var startWouldBeginExecuting: Bool {
-        guard case .pending = state else { return false }
-        return !isDecidedWhilePending
-    }
-
     /// Not started, and cancelled or finished already: it will finish without running, and its
     /// outcome can no longer change.
     var isDecidedWhilePending: Bool {

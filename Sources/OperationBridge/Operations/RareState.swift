@@ -73,18 +73,6 @@ final class RareState: @unchecked Sendable {
     /// Delayed or paused.
     var isHeldBack: Bool { isReadinessHeld || isPaused }
 
-    /// Whether a queue started the operation before it was ready, and the start waits until it
-    /// is (`AsyncOperation.deferStartUntilReady()`).
-    var isStartDeferred = false
-
-    /// Whether the operation may not begin its work yet: held back, or its conditions or keys
-    /// have not passed.
-    var holdsBackTheStart: Bool {
-        if isHeldBack { return true }
-        guard let gate else { return false }
-        return !gate.hasPassed
-    }
-
     /// Tells the observers of `event`.
     func post(_ event: OperationEvent) {
         for observer in lifecycleObservers { observer.post(event) }

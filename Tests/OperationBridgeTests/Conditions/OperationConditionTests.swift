@@ -322,58 +322,6 @@ struct OperationConditionTests {
         #expect(operation.bridge.conditionFailure?.condition == "b")
     }
 
-    #if !canImport(Darwin)
-        /// Linux's queue reads `isReady` and stores the answer in two steps, and a dependency's
-        /// finish reads it on the finishing thread too. When that read comes before a condition
-        /// is added and its store after the operation was queued, the queue holds a stale
-        /// "ready" and starts the operation before its conditions were checked — following the
-        /// documented order: conditions added before the operation is queued (its dependencies
-        /// may be running). The race is made certain: the finish's read happens, then the
-        /// condition is added and the operation queued, then the stale answer is returned. The
-        /// operation waits for its conditions in its queue slot, then runs or finishes as they
-        /// say; it never runs past one that failed, and nothing traps (CI22 trapped here).
-        @Test(
-            "A condition added while the last dependency finishes is checked before the operation runs",
-            arguments: [true, false])
-        func aConditionAddedWhileTheLastDependencyFinishes(holds: Bool) async throws {
-            let queue = OperationQueue()
-            let dependency = BlockOperation {}
-            let guarded = StaleReadyProbe()
-            guarded.addDependency(dependency)
-            guarded.meanwhile.set {
-                guarded.bridge.addCondition(OperationCondition("checked") { _ in holds })
-                queue.addOperation(guarded)
-            }
-            queue.addOperation(dependency)
-            try await guarded.bridge.waitForCompletion()
-            #expect(guarded.staleAnswer.current == true)  // the race did happen
-            #expect(guarded.mainCalls.value == (holds ? 1 : 0))
-            #expect(guarded.bridge.conditionFailure?.condition == (holds ? nil : "checked"))
-            #expect(guarded.result == (holds ? .success(1) : nil))
-        }
-
-        /// The same race with a pause: the queue starts the paused operation from its stale
-        /// "ready"; it waits in its slot, and runs once resumed.
-        @Test func aPauseWhileTheLastDependencyFinishesHoldsTheOperation() async throws {
-            let queue = OperationQueue()
-            let dependency = BlockOperation {}
-            let guarded = StaleReadyProbe()
-            guarded.addDependency(dependency)
-            guarded.meanwhile.set {
-                guarded.bridge.pause()
-                queue.addOperation(guarded)
-            }
-            queue.addOperation(dependency)
-            await guarded.startCalled.wait()
-            #expect(guarded.staleAnswer.current == true)
-            #expect(guarded.mainCalls.value == 0 && !guarded.isExecuting && !guarded.isFinished)
-            guarded.bridge.resume()
-            try await guarded.bridge.waitForCompletion()
-            #expect(guarded.mainCalls.value == 1)
-            #expect(guarded.result == .success(1))
-        }
-    #endif
-
     #if EXIT_TESTS
         @Test(
             "Programmer errors trap with a message: a condition added after the start, a gated operation started by hand"
@@ -403,39 +351,3 @@ struct OperationConditionTests {
         }
     #endif
 }
-
-#if !canImport(Darwin)
-    /// Answers its first `isReady` after running `meanwhile` between reading Foundation's answer
-    /// and returning it, so that the answer is stale when its reader stores it.
-    private final class StaleReadyProbe: AsyncResultOperation<Int, PlainError>, @unchecked Sendable {
-        // Safety: the guarded values are thread-safe, and `mainCalls` is a counter.
-        let meanwhile = Guarded<(@Sendable () -> Void)?>(nil)
-        let staleAnswer = Guarded<Bool?>(nil)
-        let mainCalls = Counter()
-        /// Opened when a queue (or the deferred start) calls `start()`.
-        let startCalled = Gate()
-
-        override func start() {
-            startCalled.open()
-            super.start()
-        }
-
-        override var isReady: Bool {
-            let ready = super.isReady
-            let meanwhile = self.meanwhile.withLock { meanwhile in
-                defer { meanwhile = nil }
-                return meanwhile
-            }
-            if let meanwhile {
-                staleAnswer.set(ready)
-                meanwhile()
-            }
-            return ready
-        }
-
-        override func main() {
-            mainCalls.increment()
-            finish(with: .success(1))
-        }
-    }
-#endif

@@ -97,6 +97,9 @@ struct ConditionCompositionTests {
         operation.bridge.addCondition(.silent(OperationCondition("sync enabled") { _ in false }))
         let outcome = await OperationQueue().runForOutcome(operation)
         #expect(Outcome(outcome) == kind.cancellationOutcome)
+        // The outcome is answered once decided (the cancellation); the queue finishes the
+        // operation a moment later (CI25 read `isFinished` before).
+        try? await operation.bridge.waitForCompletion()
         #expect(operation.isCancelled && operation.isFinished)
         #expect(operation.mainCalls.value == 0)
         #expect(operation.bridge.conditionFailure == nil)

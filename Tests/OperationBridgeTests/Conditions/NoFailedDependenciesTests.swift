@@ -46,12 +46,14 @@ struct NoFailedDependenciesTests {
     ) async throws -> ProbeResultOperation<any Error> {
         let queue = OperationQueue()
         let guarded = ProbeResultOperation<any Error>(.inMain(.success(9)))
+        // Before the dependencies are queued: on Linux a condition added while a dependency
+        // finishes can be passed over by the queue, and the start traps (Misuse.md; CI22).
+        guarded.bridge.addCondition(condition)
         let made = try dependencies.map(make)
         for dependency in made {
             guarded.addDependency(dependency)
             queue.addOperation(dependency)
         }
-        guarded.bridge.addCondition(condition)
         _ = await queue.runForOutcome(guarded)
         try await queue.waitForAllOperations()
         return guarded

@@ -46,14 +46,14 @@ struct NoFailedDependenciesTests {
     ) async throws -> ProbeResultOperation<any Error> {
         let queue = OperationQueue()
         let guarded = ProbeResultOperation<any Error>(.inMain(.success(9)))
-        // Before the dependencies are queued: on Linux a condition added while a dependency
-        // finishes can be passed over by the queue, and the start traps (Misuse.md; CI22).
-        guarded.bridge.addCondition(condition)
+        // Every dependency attached and the condition added before any dependency is queued: on
+        // Linux a condition added while a dependency finishes can be passed over by the queue, and
+        // the start traps (Misuse.md; CI22); and a condition checked before the last dependency
+        // was attached does not see it (CI27).
         let made = try dependencies.map(make)
-        for dependency in made {
-            guarded.addDependency(dependency)
-            queue.addOperation(dependency)
-        }
+        for dependency in made { guarded.addDependency(dependency) }
+        guarded.bridge.addCondition(condition)
+        for dependency in made { queue.addOperation(dependency) }
         _ = await queue.runForOutcome(guarded)
         try await queue.waitForAllOperations()
         return guarded

@@ -10,8 +10,8 @@ extension TaskOperation {
     /// An operation running `body`, which takes a new progress handle with `totalUnitCount`: the
     /// operation's progress.
     convenience init(reporting totalUnitCount: Int64, running body: ReportingTaskBody<Success, Failure>) {
-        let progress = OperationProgress(total: totalUnitCount)
-        self.init(running: .reporting(ReportingBody(progress: progress, body: body)))
+        let reporting = ReportingBody(progress: OperationProgress(total: totalUnitCount), body: body)
+        self.init(running: .reporting { reporting })
     }
 
     /// Creates an operation that runs `body` when started, handing it the operation's progress
@@ -59,7 +59,8 @@ extension ChainedTaskOperation {
         running makeBody: (OperationProgress) -> ChainedTaskBody<Input, Output, Failure>
     ) {
         let progress = OperationProgress(total: totalUnitCount)
-        self.init(input: nil, running: .reporting(ReportingBody(progress: progress, body: makeBody(progress))))
+        let reporting = ReportingBody(progress: progress, body: makeBody(progress))
+        self.init(input: nil, running: .reporting { reporting })
     }
 }
 

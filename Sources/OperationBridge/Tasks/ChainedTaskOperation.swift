@@ -28,7 +28,11 @@ import Foundation
 public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failure: Error>:
     ChainedAsyncResultOperation<Input, Output, Failure>, ProgressReporting, @unchecked Sendable
 {
-    private let body: ChainedTaskBody<Input, Output, Failure>
+    // The closure, stored as its form and the closure itself rather than as a `ChainedTaskBody`
+    // (see `TaskOperation`): the form's byte fits in padding after the input, where the enum's tag
+    // byte took the operation into the next allocation size class. Declared in this order for that.
+    private let bodyForm: TaskBodyForm
+    private let bodyClosure: ErasedClosure
 
     /// A Foundation `Progress` that follows the operation's
     /// ``Bridge/operationProgress``, for `ProgressReporting` code; see
@@ -50,9 +54,12 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
 
     /// The designated initializer behind the public ones.
     init(input: Input?, running body: ChainedTaskBody<Input, Output, Failure>) {
-        self.body = body
+        (bodyForm, bodyClosure) = body.stored
         super.init(input: input)
     }
+
+    /// The closure, as it was given.
+    private var body: ChainedTaskBody<Input, Output, Failure> { ChainedTaskBody(bodyForm, bodyClosure) }
 
     /// Creates an operation that runs `body` on `upstream`'s success value, and makes it depend
     /// on `upstream`.
@@ -79,11 +86,16 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
                 ?? UpstreamFailedError(upstreamType: String(describing: Input.self), reason: .noInput)
             return finishWithoutRunning(reporting: missing, onlyIfPending: false)
         }
+        let body = body
         body.progress?.workStarted(by: self)
         runAttachedWork(body.bound(to: input))
     }
 
-    override var bodyProgress: OperationProgress? { body.progress }
+    // Read without making the `ChainedTaskBody` (which, in unspecialized generic code, goes through the
+    // enum's runtime metadata): a watched group reads it for each child at each update.
+    override var bodyProgress: OperationProgress? {
+        bodyForm == .reporting ? ChainedTaskBody<Input, Output, Failure>.progress(ofReporting: bodyClosure) : nil
+    }
 
     /// The package's own step: a failed dependency stops it, whatever `Failure` can say.
     override var skipsAfterUpstreamFailure: Bool { true }
@@ -93,17 +105,19 @@ public final class ChainedTaskOperation<Input: Sendable, Output: Sendable, Failu
 }
 
 /// The closure of a ``ChainedTaskOperation``, kept in the form it was written in (see
-/// `TaskBody`).
+/// `TaskBody`); every case holds one closure, and the operation stores the case and the closure
+/// apart (``stored``).
 enum ChainedTaskBody<Input: Sendable, Output: Sendable, Failure: Error>: Sendable {
     case throwing(@Sendable (Input) async throws(Failure) -> Output)
     case nonThrowing(@Sendable (Input) async -> Output)
-    /// A closure reporting on the operation's progress (which it captured), boxed with it.
-    case reporting(ReportingBody<ChainedTaskBody<Input, Output, Failure>>)
+    /// A closure reporting on the operation's progress (which it captured), boxed with it: the
+    /// case's closure returns the box (see ``ReportingBody``).
+    case reporting(@Sendable () -> ReportingBody<ChainedTaskBody<Input, Output, Failure>>)
 
     /// The progress the closure reports on, if it reports one.
     var progress: OperationProgress? {
         guard case .reporting(let reporting) = self else { return nil }
-        return reporting.progress
+        return reporting().progress
     }
 
     /// The work to run: the closure applied to `input`.
@@ -111,8 +125,38 @@ enum ChainedTaskBody<Input: Sendable, Output: Sendable, Failure: Error>: Sendabl
         switch self {
         case .throwing(let body): .throwing { () async throws(Failure) -> Output in try await body(input) }
         case .nonThrowing(let body): .nonThrowing { await body(input) }
-        case .reporting(let reporting): reporting.body.bound(to: input)
+        case .reporting(let reporting): reporting().body.bound(to: input)
         }
+    }
+
+    /// The case and its closure, for an operation to store apart.
+    var stored: (TaskBodyForm, ErasedClosure) {
+        switch self {
+        case .throwing(let closure): (.throwing, ErasedClosure(Throwing(closure: closure)))
+        case .nonThrowing(let closure): (.nonThrowing, ErasedClosure(NonThrowing(closure: closure)))
+        case .reporting(let closure): (.reporting, ErasedClosure(Reporting(closure: closure)))
+        }
+    }
+
+    /// The progress of a body ``stored`` with the form `.reporting` as `closure`.
+    static func progress(ofReporting closure: ErasedClosure) -> OperationProgress {
+        closure.restored(as: Reporting.self).closure().progress
+    }
+
+    /// The body ``stored`` split into `form` and `closure`.
+    init(_ form: TaskBodyForm, _ closure: ErasedClosure) {
+        switch form {
+        case .throwing: self = .throwing(closure.restored(as: Throwing.self).closure)
+        case .nonThrowing: self = .nonThrowing(closure.restored(as: NonThrowing.self).closure)
+        case .reporting: self = .reporting(closure.restored(as: Reporting.self).closure)
+        }
+    }
+
+    // The wrappers `ErasedClosure` stores, one per case, each declaring its case's function type.
+    private struct Throwing: Sendable { let closure: @Sendable (Input) async throws(Failure) -> Output }
+    private struct NonThrowing: Sendable { let closure: @Sendable (Input) async -> Output }
+    private struct Reporting: Sendable {
+        let closure: @Sendable () -> ReportingBody<ChainedTaskBody<Input, Output, Failure>>
     }
 }
 

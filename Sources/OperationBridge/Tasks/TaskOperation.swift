@@ -52,7 +52,12 @@ import Foundation
 public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResultOperation<Success, Failure>,
     ProgressReporting, @unchecked Sendable
 {
-    private let body: TaskBody<Success, Failure>
+    // The closure, stored as its form and the closure itself rather than as a `TaskBody`: the
+    // form's byte lands in the padding after the result slot, where the enum's tag byte followed
+    // the closure and took the operation into the next allocation size class
+    // (Design.md, "Memory per operation"). Declared in this order for that.
+    private let bodyForm: TaskBodyForm
+    private let bodyClosure: ErasedClosure
 
     /// A Foundation `Progress` that follows the operation's
     /// ``Bridge/operationProgress``, for `ProgressReporting` code; see
@@ -73,17 +78,25 @@ public final class TaskOperation<Success: Sendable, Failure: Error>: AsyncResult
 
     /// The designated initializer behind both public ones.
     init(running body: TaskBody<Success, Failure>) {
-        self.body = body
+        (bodyForm, bodyClosure) = body.stored
         super.init()
     }
 
+    /// The closure, as it was given.
+    private var body: TaskBody<Success, Failure> { TaskBody(bodyForm, bodyClosure) }
+
     /// Starts the closure in a new `Task`. Called by `start()`; do not call it yourself.
     public override func main() {
+        let body = body
         body.progress?.workStarted(by: self)
         runAttachedWork(body)
     }
 
-    override var bodyProgress: OperationProgress? { body.progress }
+    // Read without making the `TaskBody` (which, in unspecialized generic code, goes through the
+    // enum's runtime metadata): a watched group reads it for each child at each update.
+    override var bodyProgress: OperationProgress? {
+        bodyForm == .reporting ? TaskBody<Success, Failure>.progress(ofReporting: bodyClosure) : nil
+    }
 
     /// The package's own step: a failed dependency stops it, whatever `Failure` can say.
     override var skipsAfterUpstreamFailure: Bool { true }
@@ -106,26 +119,60 @@ extension TaskOperation where Failure == Never {
 
 /// The closure of a ``TaskOperation``, kept in the form it was written in: converting a
 /// non-throwing closure to `throws(Failure)` would cost a reabstraction thunk — a heap
-/// allocation — per operation.
+/// allocation — per operation. Every case holds one closure (two words); the operation stores
+/// the case and the closure apart (``stored``).
 enum TaskBody<Success: Sendable, Failure: Error>: Sendable {
     case throwing(@Sendable () async throws(Failure) -> Success)
     case nonThrowing(@Sendable () async -> Success)
-    /// A closure taking the operation's progress, boxed with it.
-    case reporting(ReportingBody<ReportingTaskBody<Success, Failure>>)
+    /// A closure taking the operation's progress, boxed with it: the case's closure returns the
+    /// box (see ``ReportingBody``).
+    case reporting(@Sendable () -> ReportingBody<ReportingTaskBody<Success, Failure>>)
 
     /// The progress the closure reports on, if it takes one.
     var progress: OperationProgress? {
         guard case .reporting(let reporting) = self else { return nil }
-        return reporting.progress
+        return reporting().progress
     }
 
     /// Runs the closure and returns what it returned or threw.
     func run() async -> Result<Success, Failure> {
         switch self {
-        case .throwing(let body): await result(of: body)
-        case .nonThrowing(let body): .success(await body())
-        case .reporting(let reporting): await reporting.body.run(reportingOn: reporting.progress)
+        case .throwing(let body): return await result(of: body)
+        case .nonThrowing(let body): return .success(await body())
+        case .reporting(let reporting):
+            let reporting = reporting()
+            return await reporting.body.run(reportingOn: reporting.progress)
         }
+    }
+
+    /// The case and its closure, for an operation to store apart.
+    var stored: (TaskBodyForm, ErasedClosure) {
+        switch self {
+        case .throwing(let closure): (.throwing, ErasedClosure(Throwing(closure: closure)))
+        case .nonThrowing(let closure): (.nonThrowing, ErasedClosure(NonThrowing(closure: closure)))
+        case .reporting(let closure): (.reporting, ErasedClosure(Reporting(closure: closure)))
+        }
+    }
+
+    /// The progress of a body ``stored`` with the form `.reporting` as `closure`.
+    static func progress(ofReporting closure: ErasedClosure) -> OperationProgress {
+        closure.restored(as: Reporting.self).closure().progress
+    }
+
+    /// The body ``stored`` split into `form` and `closure`.
+    init(_ form: TaskBodyForm, _ closure: ErasedClosure) {
+        switch form {
+        case .throwing: self = .throwing(closure.restored(as: Throwing.self).closure)
+        case .nonThrowing: self = .nonThrowing(closure.restored(as: NonThrowing.self).closure)
+        case .reporting: self = .reporting(closure.restored(as: Reporting.self).closure)
+        }
+    }
+
+    // The wrappers `ErasedClosure` stores, one per case, each declaring its case's function type.
+    private struct Throwing: Sendable { let closure: @Sendable () async throws(Failure) -> Success }
+    private struct NonThrowing: Sendable { let closure: @Sendable () async -> Success }
+    private struct Reporting: Sendable {
+        let closure: @Sendable () -> ReportingBody<ReportingTaskBody<Success, Failure>>
     }
 }
 

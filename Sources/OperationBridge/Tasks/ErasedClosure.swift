@@ -1,0 +1,53 @@
+/// Which of its forms a task operation's closure has: the case of a `TaskBody` or a
+/// `ChainedTaskBody`, stored apart from the closure (``ErasedClosure``).
+enum TaskBodyForm: UInt8 {
+    /// Throws its typed `Failure`.
+    case throwing
+    /// Cannot fail.
+    case nonThrowing
+    /// Reports progress: the closure returns the progress and the work (``ReportingBody``).
+    case reporting
+}
+
+/// A closure whose function type is known only from a ``TaskBodyForm`` stored beside it.
+///
+/// `TaskOperation` and `ChainedTaskOperation` keep their closure as one of three function types.
+/// As an enum, the closure's two words took a tag byte after them, and that byte moved each
+/// operation into the next 16-byte allocation size class. Stored as this type, with the form in
+/// a byte of its own, the form fits in padding the operation had anyway (Design.md, "Memory per
+/// operation").
+///
+/// Every closure a task operation stores is an escaping Swift function value: two words — the
+/// function and its reference-counted context — whatever its parameters, `async` or `throws`.
+/// Reinterpreting one as another function type keeps the context's reference counting right;
+/// calling it as another type would not be, so the closure is only ever called after
+/// ``restored(as:)`` gave it back its own type, the one its form says.
+///
+/// The closure comes in a struct of one stored property (its *wrapper*), declared with the
+/// closure's function type: a bare closure handed to a generic function is first wrapped in a
+/// reabstraction thunk — a heap allocation per operation, and a second one when it is given
+/// back — while a struct is handed over as it is.
+struct ErasedClosure: Sendable {
+    /// The closure, reinterpreted: never called as this type.
+    private let closure: @Sendable () -> Void
+
+    // Both inlined: in the package's unspecialized generic code a call of its own handles the
+    // wrapper through its runtime metadata (a lookup in the runtime's cache, and copies through
+    // value witnesses) — about 12 times the retains of the enum when a group's progress is
+    // watched; inlined, the wrapper's layout is known (one closure) and it is copied directly.
+
+    /// Stores the closure `wrapper` holds: a struct whose one stored property is an escaping
+    /// closure (traps when its size is not two words).
+    @inline(__always)
+    init<Wrapper: Sendable>(_ wrapper: Wrapper) {
+        self = unsafeBitCast(wrapper, to: ErasedClosure.self)
+    }
+
+    /// The closure in the wrapper type it was stored from; asking for another type is a
+    /// programmer error the compiler cannot catch (the size check traps only for a different
+    /// size).
+    @inline(__always)
+    func restored<Wrapper: Sendable>(as _: Wrapper.Type) -> Wrapper {
+        unsafeBitCast(self, to: Wrapper.self)
+    }
+}

@@ -5,7 +5,8 @@ enum TaskBodyForm: UInt8 {
     case throwing
     /// Cannot fail.
     case nonThrowing
-    /// Reports progress: the closure returns the progress and the work (``ReportingBody``).
+    /// Reports progress: the closure returns the box keeping the work with its progress
+    /// (``ReportingBody``).
     case reporting
 }
 
@@ -31,10 +32,9 @@ struct ErasedClosure: Sendable {
     /// The closure, reinterpreted: never called as this type.
     private let closure: @Sendable () -> Void
 
-    // Both inlined: in the package's unspecialized generic code a call of its own handles the
-    // wrapper through its runtime metadata (a lookup in the runtime's cache, and copies through
-    // value witnesses) — about 12 times the retains of the enum when a group's progress is
-    // watched; inlined, the wrapper's layout is known (one closure) and it is copied directly.
+    // Both inlined into their callers, where the wrapper's type is known: a call of its own, in
+    // the package's unspecialized generic code, would handle the wrapper through its runtime
+    // metadata.
 
     /// Stores the closure `wrapper` holds: a struct whose one stored property is an escaping
     /// closure (traps when its size is not two words).

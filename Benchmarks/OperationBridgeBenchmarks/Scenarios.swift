@@ -729,6 +729,11 @@ struct Scenarios {
                     rounds: options.rounds, library: ("TaskOperation", count),
                     baseline: ("BlockOperation", count), target: nil, unit: "B/op",
                     note: "for information: the index's closure context, which only one side has; \(note)"),
+                probeRow(
+                    "memory per pending TaskOperation reporting progress, both closures capturing the index",
+                    rounds: options.rounds, library: ("TaskOperationReporting", count),
+                    baseline: ("BlockOperationUsingIndex", count), target: nil, unit: "B/op",
+                    note: "for information: the progress handle and the box that keeps it with the closure; \(note)"),
             ]
         }
 
@@ -811,6 +816,8 @@ func makeProbeOperation(_ kind: String, _ index: Int) -> Operation {
     // The closure captures `index`: a closure context, allocated apart from the operation.
     case "TaskOperation": TaskOperation { () async -> Int in index }
     case "TaskOperationCapturingNothing": TaskOperation { () async -> Int in 42 }
+    // Reporting progress: its progress handle, and the box keeping it with the closure.
+    case "TaskOperationReporting": TaskOperation(totalUnitCount: 1) { (_: OperationProgress) async -> Int in index }
     // The closure gets the index as its input, and captures nothing.
     case "ChainedTaskOperation": ChainedTaskOperation(input: index) { (input: Int) async -> Int in input * 2 }
     default: fatalError("unknown probe kind \(kind)")

@@ -18,26 +18,33 @@ enum TaskBodyForm: UInt8 {
 /// a byte of its own, the form fits in padding the operation had anyway (Design.md, "Memory per
 /// operation").
 ///
-/// Every closure a task operation stores is an escaping Swift function value: two words — the
-/// function and its reference-counted context — whatever its parameters, `async` or `throws`.
-/// Reinterpreting one as another function type keeps the context's reference counting right;
-/// calling it as another type would not be, so the closure is only ever called after
-/// ``restored(as:)`` gave it back its own type, the one its form says.
+/// Every closure a task operation stores is an escaping closure of Swift's own calling
+/// convention: two words — the function (for an `async` one, a pointer to its descriptor) and
+/// its context, `nil` or a Swift reference-counted object — whatever its parameters, `async` or
+/// `throws`. Reinterpreting one as another such function type keeps the context's reference
+/// counting right; calling it as another type would not be, so the closure is only ever called
+/// after ``restored(as:)`` gave it back its own type, the one its form says. On Apple's arm64e
+/// (pointer authentication), the compiler signs a Swift function pointer for its function type,
+/// not for the address it is stored at: reinterpreting it leaves its signature as it was, and
+/// it is authenticated when called, as its own type again (read in the compiler's rules, not run
+/// here: CI has no arm64e).
 ///
-/// The closure comes in a struct of one stored property (its *wrapper*), declared with the
-/// closure's function type: a bare closure handed to a generic function is first wrapped in a
-/// reabstraction thunk — a heap allocation per operation, and a second one when it is given
-/// back — while a struct is handed over as it is.
+/// The closure comes in a struct whose one stored property is the closure, declared with its
+/// function type (its *wrapper*) — nothing else may be stored this way: a bare closure handed to
+/// a generic function is first wrapped in a reabstraction thunk — a heap allocation per
+/// operation, and a second one when it is given back — while a struct is handed over as it is
+/// (checked in the compiler's output, optimized and not).
 struct ErasedClosure: Sendable {
     /// The closure, reinterpreted: never called as this type.
     private let closure: @Sendable () -> Void
 
-    // Both inlined into their callers, where the wrapper's type is known: a call of its own, in
-    // the package's unspecialized generic code, would handle the wrapper through its runtime
-    // metadata.
+    // Both inlined into their callers in optimized builds, where the wrapper's type is known: a
+    // call of its own, in the package's unspecialized generic code, handles the wrapper through
+    // its runtime metadata — as debug builds do, correctly, only slower.
 
     /// Stores the closure `wrapper` holds: a struct whose one stored property is an escaping
-    /// closure (traps when its size is not two words).
+    /// Swift closure (`unsafeBitCast` traps only when the sizes differ: it cannot tell a wrong
+    /// wrapper of the same size).
     @inline(__always)
     init<Wrapper: Sendable>(_ wrapper: Wrapper) {
         self = unsafeBitCast(wrapper, to: ErasedClosure.self)

@@ -153,6 +153,9 @@ enum ChainedTaskBody<Input: Sendable, Output: Sendable, Failure: Error>: Sendabl
     }
 
     // The wrappers `ErasedClosure` stores, one per case, each declaring its case's function type.
+    // `stored`, `init(_:_:)` and these repeat `TaskBody`'s on purpose: shared through a generic
+    // wrapper or a protocol's associated types, the closure would be held as a generic parameter,
+    // which the compiler reabstracts — a thunk, an allocation per operation (see `ErasedClosure`).
     private struct Throwing: Sendable { let closure: @Sendable (Input) async throws(Failure) -> Output }
     private struct NonThrowing: Sendable { let closure: @Sendable (Input) async -> Output }
     private struct Reporting: Sendable {

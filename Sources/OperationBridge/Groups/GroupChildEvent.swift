@@ -14,3 +14,14 @@ public struct GroupChildEvent: Sendable {
     /// What happened to it.
     public let event: OperationEvent
 }
+
+extension GroupChildEvent: CustomReflectable {
+    /// A mirror showing the operation by its type and name, without reflecting it: Swift Testing
+    /// reflects the values of a failed expectation, and an operation's own stored properties reach
+    /// queues that other threads change meanwhile (Design.md, "Reflection").
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: ["index": index, "operation": mirroredOperation(operation), "event": event],
+            displayStyle: .struct)
+    }
+}

@@ -23,3 +23,17 @@ public enum GroupOperationError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension GroupOperationError: CustomReflectable {
+    /// A mirror naming the operations by their type and name, without reflecting them: Swift
+    /// Testing reflects every error `#expect(throws:)` catches, and an operation's own stored
+    /// properties reach queues that other threads change meanwhile (Design.md, "Reflection").
+    public var customMirror: Mirror {
+        switch self {
+        case .finished:
+            Mirror(self, children: [:], displayStyle: .enum)
+        case .dependencyCycle(let operations):
+            Mirror(self, children: ["dependencyCycle": operations.map(mirroredOperation)], displayStyle: .enum)
+        }
+    }
+}

@@ -271,3 +271,14 @@ public final class Pipeline: Sendable {
 
 @available(*, unavailable)
 extension Pipeline.FinishedSteps.Iterator: Sendable {}
+
+extension Pipeline.FinishedSteps.Element: CustomReflectable {
+    /// A mirror showing the operation by its type and name, without reflecting it: Swift Testing
+    /// reflects the values of a failed expectation, and an operation's own stored properties reach
+    /// queues that other threads change meanwhile (Design.md, "Reflection").
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: ["index": index, "operation": mirroredOperation(operation), "failed": failed],
+            displayStyle: .struct)
+    }
+}

@@ -37,3 +37,15 @@ public enum PipelineFailurePolicy: Sendable {
     /// or not.
     case cancelAll
 }
+
+extension PipelineError: CustomReflectable {
+    /// A mirror naming the operations by their type and name, without reflecting them: Swift
+    /// Testing reflects every error `#expect(throws:)` catches, and an operation's own stored
+    /// properties reach queues that other threads change meanwhile (Design.md, "Reflection").
+    public var customMirror: Mirror {
+        switch self {
+        case .dependencyCycle(let operations):
+            Mirror(self, children: ["dependencyCycle": operations.map(mirroredOperation)], displayStyle: .enum)
+        }
+    }
+}

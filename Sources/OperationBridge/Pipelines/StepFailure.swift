@@ -41,3 +41,14 @@ public struct StepFailure: Sendable, CustomStringConvertible {
         return "Step \(index) (\(type(of: operation))\(name)) \(what)"
     }
 }
+
+extension StepFailure: CustomReflectable {
+    /// A mirror showing the operation by its type and name, without reflecting it: Swift Testing
+    /// reflects the values of a failed expectation, and an operation's own stored properties reach
+    /// queues that other threads change meanwhile (Design.md, "Reflection").
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: ["index": index, "operation": mirroredOperation(operation), "reason": reason],
+            displayStyle: .struct)
+    }
+}

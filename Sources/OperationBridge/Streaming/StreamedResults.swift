@@ -141,3 +141,17 @@ struct SequenceInputs<Base: Sequence & Sendable>: AsyncSequence, Sendable where 
         }
     }
 }
+
+extension StreamedResults.Element: CustomReflectable {
+    /// A mirror showing the operation by its type and name, without reflecting it: Swift Testing
+    /// reflects the values of a failed expectation, and an operation's own stored properties reach
+    /// queues that other threads change meanwhile (Design.md, "Reflection").
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "index": index, "input": input, "operation": mirroredOperation(operation), "result": result as Any,
+            ],
+            displayStyle: .struct)
+    }
+}

@@ -118,3 +118,15 @@ public struct StreamedValues<Input: Sendable, Success: Sendable, Failure: Error,
 
 @available(*, unavailable)
 extension StreamedValues.Iterator: Sendable {}
+
+extension StreamedValues.Element: CustomReflectable {
+    /// A mirror showing the operation by its type and name, without reflecting it: Swift Testing
+    /// reflects the values of a failed expectation, and an operation's own stored properties reach
+    /// queues that other threads change meanwhile (Design.md, "Reflection").
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["index": index, "input": input, "operation": mirroredOperation(operation), "value": value],
+            displayStyle: .struct)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import OperationBridge
+
+/// Swift Testing reflects the error every `#expect(throws:)` catches, and the values of every
+/// failed expectation; `dump(_:)` does the same. Reflecting an operation reads Foundation's
+/// internals without their locks: a group's mirror reaches the children queue the package
+/// shares, whose list of pending operations other tests change and free meanwhile. A CI run
+/// crashed that way (AddressSanitizer, `#expect(throws: GroupOperationError.self)`). The
+/// package's errors and values that hold operations name them instead (Design.md, "Reflection").
+@Suite struct ReflectionTests {
+    /// The paths at which `subject`'s mirror reaches an `Operation` or an `OperationQueue`,
+    /// walking it as Swift Testing does: children and superclass mirrors, each object once. The
+    /// walk does not go into what it finds (except `subject` itself): that is the reflection this
+    /// suite guards against, and a walk into the shared queue crashed this very test once.
+    static func operationsReached(from subject: Any) -> [String] {
+        var seen = Set<ObjectIdentifier>()
+        var reached: [String] = []
+        func walk(_ value: Any, _ path: String, depth: Int) {
+            guard depth < 16 else { return }
+            if type(of: value) is AnyClass {
+                let object = value as AnyObject
+                guard seen.insert(ObjectIdentifier(object)).inserted else { return }
+                if depth > 0, object is Operation || object is OperationQueue {
+                    reached.append("\(path): \(type(of: object))")
+                    return
+                }
+            }
+            var mirror: Mirror? = Mirror(reflecting: value)
+            while let current = mirror {
+                for child in current.children { walk(child.value, "\(path).\(child.label ?? "_")", depth: depth + 1) }
+                mirror = current.superclassMirror
+            }
+        }
+        walk(subject, "", depth: 0)
+        return reached
+    }
+
+    @Test("The walk finds what a group's own mirror reaches: its child and the shared children queue")
+    func aGroupsMirrorReachesTheSharedQueue() throws {
+        let child = BlockOperation {}
+        let group = try GroupOperation<Void, any Error>([child])
+        #expect(
+            Set(Self.operationsReached(from: group)) == [
+                ".scheduler.operations._: BlockOperation", ".scheduler.queue.some: OperationQueue",
+            ])
+        // The queue is `SharedQueues.unbounded`, which every group in the process shares.
+        let scheduler = Mirror(reflecting: group).children.first { $0.label == "scheduler" }?.value
+        let queue = scheduler.flatMap { Mirror(reflecting: $0).children.first { $0.label == "queue" }?.value }
+        #expect((queue as? OperationQueue?) ?? nil === SharedQueues.unbounded)
+    }
+
+    @Test("The errors that carry operations name them and reach none")
+    func errorsNameTheirOperations() async throws {
+        let first = BlockOperation {}
+        let second = BlockOperation {}
+        first.name = "first"
+        first.addDependency(second)
+        second.addDependency(first)
+        defer {
+            first.removeDependency(second)
+            second.removeDependency(first)
+        }
+        let pipelineError = #expect(throws: PipelineError.self) { try Pipeline([first, second], on: OperationQueue()) }
+        let group = try GroupOperation<Void, any Error>([BlockOperation {}])
+        let groupError = #expect(throws: GroupOperationError.self) { try group.addChild(group) }
+        for error in [pipelineError as Any?, groupError as Any?] {
+            let error = try #require(error)
+            #expect(Self.operationsReached(from: error).isEmpty)
+        }
+        let names = Mirror(reflecting: try #require(pipelineError)).children.first?.value as? [String]
+        #expect(Set(names ?? []) == ["BlockOperation 'first'", "BlockOperation"])
+        #expect(
+            Mirror(reflecting: try #require(groupError)).children.first?.value as? [String] == [
+                "GroupOperation<(), Error>"
+            ])
+
+        let finishedGroup = try GroupOperation<Void, any Error>([])
+        try await OperationQueue().run(finishedGroup)
+        let finished = #expect(throws: GroupOperationError.self) { try finishedGroup.addChild(BlockOperation {}) }
+        #expect(Self.operationsReached(from: try #require(finished)).isEmpty)
+    }
+
+    @Test("The values that hold an operation name it and reach none")
+    func valuesNameTheirOperations() async throws {
+        let queue = OperationQueue()
+        var values: [Any] = []
+        let failing = TaskOperation { () async throws(PlainError) -> Int in throw .boom(1) }
+        failing.name = "failing"
+        let pipeline = try Pipeline([failing], on: queue)
+        for await step in pipeline.finishedSteps { values.append(step) }
+        values.append(try #require(pipeline.firstFailure))
+        let group = try GroupOperation<Void, any Error>([BlockOperation {}])
+        let events = group.childEvents
+        try await queue.run(group)
+        for await event in events { values.append(event) }  // a BlockOperation: `finished` only
+        for await element in try queue.results(of: [TaskOperation { 1 }]) { values.append(element) }
+        let throwing: [AsyncResultOperation<Int, any Error>] = [TaskOperation { () async throws -> Int in 2 }]
+        for try await element in try queue.values(of: throwing) { values.append(element) }
+        for await element in queue.results(streaming: 0..<1, maxInFlight: 1, { n in TaskOperation { n } }) {
+            values.append(element)
+        }
+        let streamed = queue.values(streaming: 0..<1, maxInFlight: 1) { n -> AsyncResultOperation<Int, any Error> in
+            TaskOperation { () async throws -> Int in n }
+        }
+        for try await element in streamed { values.append(element) }
+
+        let kinds = values.map { "\(type(of: $0))" }
+        #expect(
+            kinds == ["Element", "StepFailure", "GroupChildEvent", "Element", "Element", "Element", "Element"],
+            "\(kinds)")
+        for value in values {
+            #expect(Self.operationsReached(from: value).isEmpty, "\(type(of: value))")
+            let operation = Mirror(reflecting: value).children.first { $0.label == "operation" }?.value
+            #expect(operation is String, "\(type(of: value))")
+        }
+        let failure = Mirror(reflecting: try #require(pipeline.firstFailure))
+        #expect(failure.children.map(\.label) == ["index", "operation", "reason"])
+        #expect(
+            failure.children.first { $0.label == "operation" }?.value as? String
+                == "TaskOperation<Int, PlainError> 'failing'")
+    }
+}

@@ -10,7 +10,8 @@ public enum GroupOperationError: Error, CustomStringConvertible {
     case finished
     /// The operations' dependencies form a cycle — among themselves, through the group's
     /// children or other unfinished operations — or an operation is the group itself. Nothing
-    /// was added. `operations` are the operations on or behind the cycle.
+    /// was added. `operations` are the operations on or behind the cycle. To break it, see
+    /// ``PipelineError/dependencyCycle(operations:)``.
     case dependencyCycle(operations: [Operation])
 
     /// A sentence saying what happened.

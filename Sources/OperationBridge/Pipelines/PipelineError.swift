@@ -4,6 +4,10 @@ import Foundation
 public enum PipelineError: Error, CustomStringConvertible {
     /// The operations' dependencies form a cycle; nothing was started. `operations` are the
     /// operations on or behind the cycle (none of them could ever become ready).
+    ///
+    /// To go on, make the operations again without the cycle. On Linux, Foundation's
+    /// `removeDependency(_:)` of a dependency that has not finished leaves the operation never
+    /// ready: breaking the cycle that way and running the operations waits for good.
     case dependencyCycle(operations: [Operation])
 
     /// A sentence naming the operations involved.

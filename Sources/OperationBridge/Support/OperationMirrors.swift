@@ -10,6 +10,6 @@ import Foundation
 /// failed expectation; so does `dump(_:)`. Before these mirrors, that crashed the test process
 /// (Design.md, "Reflection"). Called on any thread; reads only `name`, which Foundation guards.
 func mirroredOperation(_ operation: Operation) -> String {
-    let name = operation.name.map { " '\($0)'" } ?? ""
+    let name = operation.name.map { " (\($0))" } ?? ""
     return "\(type(of: operation))\(name)"
 }

@@ -70,7 +70,7 @@ import Testing
             #expect(Self.operationsReached(from: error).isEmpty)
         }
         let names = Mirror(reflecting: try #require(pipelineError)).children.first?.value as? [String]
-        #expect(Set(names ?? []) == ["BlockOperation 'first'", "BlockOperation"])
+        #expect(Set(names ?? []) == ["BlockOperation (first)", "BlockOperation"])
         #expect(
             Mirror(reflecting: try #require(groupError)).children.first?.value as? [String] == [
                 "GroupOperation<(), Error>"
@@ -119,6 +119,6 @@ import Testing
         #expect(failure.children.map(\.label) == ["index", "operation", "reason"])
         #expect(
             failure.children.first { $0.label == "operation" }?.value as? String
-                == "TaskOperation<Int, PlainError> 'failing'")
+                == "TaskOperation<Int, PlainError> (failing)")
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 /// other operations that threads change, and free, meanwhile. Swift Testing reflects the error
 /// every `#expect(throws:)` catches, even when the expectation holds, and the values of every
 /// failed expectation; so does `dump(_:)`. Before these mirrors, that crashed the test process
-/// (Design.md, "Reflection"). Called on any thread; reads only `name`, which Foundation guards.
+/// (Design.md, "Reflection"). Called on any thread; reads only the operation's `name`.
 func mirroredOperation(_ operation: Operation) -> String {
     let name = operation.name.map { " (\($0))" } ?? ""
     return "\(type(of: operation))\(name)"

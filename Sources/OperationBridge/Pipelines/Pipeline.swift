@@ -282,3 +282,15 @@ extension Pipeline.FinishedSteps.Element: CustomReflectable {
             displayStyle: .struct)
     }
 }
+
+extension Pipeline: CustomReflectable {
+    /// A mirror of the pipeline's steps by type and name, and of its first failure, not of its
+    /// stored properties: those reach its queue and, through Foundation's, other operations that
+    /// threads free meanwhile, and Swift Testing reflects the values of a failed expectation
+    /// (Design.md, "Reflection"). Thread-safe.
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: ["operations": operations.map(mirroredOperation), "firstFailure": firstFailure as Any],
+            displayStyle: .class)
+    }
+}

@@ -230,3 +230,13 @@ public final class RetryingOperation<Success: Sendable, Failure: Error>: AsyncRe
         end.finish(self)
     }
 }
+
+extension RetryingOperation: CustomReflectable {
+    /// A mirror of the operation's public state (name, whether it is executing, finished or
+    /// cancelled, its result), not of its stored properties: on Linux those reach its queue and,
+    /// through Foundation's, other operations that threads free meanwhile, and Swift Testing
+    /// reflects the values of a failed expectation (Design.md, "Reflection"). Thread-safe.
+    public var customMirror: Mirror {
+        operationMirror(of: self)
+    }
+}

@@ -13,3 +13,25 @@ func mirroredOperation(_ operation: Operation) -> String {
     let name = operation.name.map { " (\($0))" } ?? ""
     return "\(type(of: operation))\(name)"
 }
+
+/// The mirror of the package's final operation classes (``TaskOperation``,
+/// ``ChainedTaskOperation``, ``GroupOperation``, ``RetryingOperation``, ``RepeatingOperation``):
+/// the operation's public state, each property read under its lock, then `extra`; never its
+/// stored properties, which reach its queue and, through Foundation's, other operations
+/// (Design.md, "Reflection"). Called on any thread.
+func operationMirror<Success, Failure>(
+    of operation: AsyncResultOperation<Success, Failure>,
+    _ extra: KeyValuePairs<String, Any> = [:]
+) -> Mirror {
+    let state: [(label: String?, value: Any)] = [
+        ("name", operation.name as Any),
+        ("isExecuting", operation.isExecuting),
+        ("isFinished", operation.isFinished),
+        ("isCancelled", operation.isCancelled),
+        ("result", operation.result as Any),
+    ]
+    // Suppressed: a generated ancestor mirror would reflect the superclasses' stored properties.
+    return Mirror(
+        operation, children: state + extra.map { (label: $0.key, value: $0.value) }, displayStyle: .class,
+        ancestorRepresentation: .suppressed)
+}

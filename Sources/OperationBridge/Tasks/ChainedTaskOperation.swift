@@ -279,3 +279,13 @@ extension OperationQueue {
         return operation
     }
 }
+
+extension ChainedTaskOperation: CustomReflectable {
+    /// A mirror of the operation's public state (name, whether it is executing, finished or
+    /// cancelled, its result, its input), not of its stored properties: on Linux those reach its queue and,
+    /// through Foundation's, other operations that threads free meanwhile, and Swift Testing
+    /// reflects the values of a failed expectation (Design.md, "Reflection"). Thread-safe.
+    public var customMirror: Mirror {
+        operationMirror(of: self, ["input": input as Any])
+    }
+}

@@ -11,10 +11,11 @@ import Testing
 /// package's errors and values that hold operations name them instead (Design.md, "Reflection").
 @Suite struct ReflectionTests {
     /// The paths at which `subject`'s mirror reaches an `Operation` or an `OperationQueue`,
-    /// walking it as Swift Testing does: children and superclass mirrors, each object once. The
+    /// walking it as `dump` does: children and superclass mirrors (Swift Testing walks only the
+    /// children, so this is stricter), each object once. The
     /// walk does not go into what it finds (except `subject` itself): that is the reflection this
     /// suite guards against. A walk into the shared queue crashed this very test once, and a walk
-    /// into a queued operation crashes at once, at Foundation's `DispatchWorkItem` (Design.md,
+    /// into a queued operation's superclass crashes at once, at Foundation's `DispatchWorkItem` (Design.md,
     /// "Reflection").
     static func operationsReached(from subject: Any) -> [String] {
         var seen = Set<ObjectIdentifier>()

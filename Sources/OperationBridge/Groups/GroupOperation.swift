@@ -414,9 +414,10 @@ extension GroupOperation {
 
 extension GroupOperation: CustomReflectable {
     /// A mirror of the operation's public state (name, whether it is executing, finished or
-    /// cancelled, its result, its children by type and name), not of its stored properties: on Linux those reach its queue and,
-    /// through Foundation's, other operations that threads free meanwhile, and Swift Testing
-    /// reflects the values of a failed expectation (Design.md, "Reflection"). Thread-safe.
+    /// cancelled, its result, its children by type and name), not of its stored properties: on
+    /// Linux those reach its queue and, through Foundation's, other operations that threads free
+    /// meanwhile, and Swift Testing reflects the values of a failed expectation (Design.md,
+    /// "Reflection"). Thread-safe.
     public var customMirror: Mirror {
         operationMirror(of: self, ["children": children.map(mirroredOperation)])
     }

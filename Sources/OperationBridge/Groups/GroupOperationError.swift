@@ -28,7 +28,8 @@ public enum GroupOperationError: Error, CustomStringConvertible {
 extension GroupOperationError: CustomReflectable {
     /// A mirror naming the operations by their type and name, without reflecting them: Swift
     /// Testing reflects every error `#expect(throws:)` catches, and an operation's own stored
-    /// properties reach queues that other threads change meanwhile (Design.md, "Reflection").
+    /// properties reach queues that other threads change meanwhile (Design.md, "Reflection"). Safe
+    /// from any thread: it reads the operations' names.
     public var customMirror: Mirror {
         switch self {
         case .finished:

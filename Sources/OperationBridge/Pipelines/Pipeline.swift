@@ -275,7 +275,8 @@ extension Pipeline.FinishedSteps.Iterator: Sendable {}
 extension Pipeline.FinishedSteps.Element: CustomReflectable {
     /// A mirror showing the operation by its type and name, without reflecting it: Swift Testing
     /// reflects the values of a failed expectation, and an operation's own stored properties reach
-    /// queues that other threads change meanwhile (Design.md, "Reflection").
+    /// queues that other threads change meanwhile (Design.md, "Reflection"). Safe from any thread:
+    /// it reads the operation's name.
     public var customMirror: Mirror {
         Mirror(
             self, children: ["index": index, "operation": mirroredOperation(operation), "failed": failed],

@@ -11,15 +11,21 @@ extension AsyncResultOperation where Success: Sendable {
     /// answered. When the time is up, the timer times the operation out unless its outcome was
     /// decided first; a decided outcome — a finish that raced the timer, a cancellation that came
     /// before it — is answered as it is, even when the wait stopped before the finish.
+    ///
+    /// With `admitting`, the wait hands the operation, which the awaiting task owns, to `queue`
+    /// once it is registered (see
+    /// ``OperationWaiter/waitForFinish(of:in:until:onTaskCancellation:timeout:admitting:)``).
     @inlinable
     func awaitValue<Mapping: FailureMapping>(
         in queue: OperationQueue? = nil,
+        admitting: Bool = false,
         onTaskCancellation: OperationWaiter.TaskCancellation,
         mapping: Mapping.Type,
         timeout: WaitTimeout? = nil
     ) async throws(Mapping.Thrown) -> Success where Mapping.Failure == Failure {
         let final = await OperationWaiter.waitForFinish(
-            of: self, in: queue, until: .outcome, onTaskCancellation: onTaskCancellation, timeout: timeout)
+            of: self, in: queue, until: .outcome, onTaskCancellation: onTaskCancellation, timeout: timeout,
+            admitting: admitting)
         guard let timeout else {
             return try valueAfterWaiting(final: final, onTaskCancellation: onTaskCancellation, mapping: mapping)
         }
@@ -35,11 +41,13 @@ extension AsyncResultOperation where Success: Sendable {
     @inlinable
     func awaitOutcome(
         in queue: OperationQueue? = nil,
+        admitting: Bool = false,
         onTaskCancellation: OperationWaiter.TaskCancellation,
         timeout: WaitTimeout? = nil
     ) async -> Result<Success, Failure>? {
         let final = await OperationWaiter.waitForFinish(
-            of: self, in: queue, until: .outcome, onTaskCancellation: onTaskCancellation, timeout: timeout)
+            of: self, in: queue, until: .outcome, onTaskCancellation: onTaskCancellation, timeout: timeout,
+            admitting: admitting)
         // Given up because the task was cancelled before the operation started, with the
         // operation cancelled: the answer is its own result, whether or not the queue got to
         // finish it first.

@@ -294,18 +294,18 @@ extension Bridge {
 
 extension OperationWaiter {
     /// Waits for `operation` to finish within `limit`: the path behind every time-limited wait for
-    /// a finish.
+    /// a finish. `admitting` as for ``waitForFinish(of:in:until:onTaskCancellation:timeout:admitting:)``.
     static func waitForCompletion(
         of operation: Operation,
         in queue: OperationQueue? = nil,
         onTaskCancellation: TaskCancellation,
         limit: TimeLimit,
-        releasingForeignClaim: Bool = false
+        admitting: Bool = false
     ) async throws {
         let timeout = limit.makeWaitTimeout()
         let finished = await waitForFinish(
             of: operation, in: queue, onTaskCancellation: onTaskCancellation, timeout: timeout,
-            releasingForeignClaim: releasingForeignClaim)
+            admitting: admitting)
         if timeout.fired { throw OperationTimeoutError() }
         if !finished { throw CancellationError() }
     }

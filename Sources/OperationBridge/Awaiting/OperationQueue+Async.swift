@@ -37,9 +37,8 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Failure>,
         within limit: TimeLimit? = nil
     ) async throws(Failure) -> Success {
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self,
+        try await operation.awaitValue(
+            in: self, admitting: true, onTaskCancellation: .cancelOperation, mapping: OwnFailure<Failure>.self,
             timeout: limit?.makeWaitTimeout())
     }
 
@@ -68,9 +67,8 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, any Error>,
         within limit: TimeLimit? = nil
     ) async throws -> Success {
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self,
+        try await operation.awaitValue(
+            in: self, admitting: true, onTaskCancellation: .cancelOperation, mapping: UntypedFailure.self,
             timeout: limit?.makeWaitTimeout())
     }
 
@@ -116,9 +114,8 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Failure>,
         within limit: TimeLimit? = nil
     ) async throws(OperationFailure<Failure>) -> Success {
-        admitOwned(operation)
-        return try await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self,
+        try await operation.awaitValue(
+            in: self, admitting: true, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Failure>.self,
             timeout: limit?.makeWaitTimeout())
     }
 
@@ -166,9 +163,8 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Never>,
         within limit: TimeLimit? = nil
     ) async -> Success? {
-        admitOwned(operation)
-        return try? await operation.awaitValue(
-            in: self, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Never>.self,
+        try? await operation.awaitValue(
+            in: self, admitting: true, onTaskCancellation: .cancelOperation, mapping: WrappedFailure<Never>.self,
             timeout: limit?.makeWaitTimeout())
     }
 
@@ -198,9 +194,8 @@ extension OperationQueue {
         _ operation: AsyncResultOperation<Success, Failure>,
         within limit: TimeLimit? = nil
     ) async -> Result<Success, Failure>? {
-        admitOwned(operation)
-        return await operation.awaitOutcome(
-            in: self, onTaskCancellation: .cancelOperation, timeout: limit?.makeWaitTimeout())
+        await operation.awaitOutcome(
+            in: self, admitting: true, onTaskCancellation: .cancelOperation, timeout: limit?.makeWaitTimeout())
     }
 
     /// Runs any operation on this queue and returns once it has finished.
@@ -218,10 +213,9 @@ extension OperationQueue {
     /// throws at once; if it is running, it waits until the operation has finished, then
     /// returns normally (the operation did end).
     public func runUntilFinished(_ operation: Operation) async throws(CancellationError) {
-        admitOwned(operation, releasingForeignClaimOnFinish: false)
         guard
             await OperationWaiter.waitForFinish(
-                of: operation, in: self, onTaskCancellation: .cancelOperation, releasingForeignClaim: true)
+                of: operation, in: self, onTaskCancellation: .cancelOperation, admitting: true)
         else {
             throw CancellationError()
         }
@@ -250,9 +244,8 @@ extension OperationQueue {
         _ operation: Operation,
         within limit: TimeLimit
     ) async throws {
-        admitOwned(operation, releasingForeignClaimOnFinish: false)
         try await OperationWaiter.waitForCompletion(
-            of: operation, in: self, onTaskCancellation: .cancelOperation, limit: limit, releasingForeignClaim: true)
+            of: operation, in: self, onTaskCancellation: .cancelOperation, limit: limit, admitting: true)
     }
 
     /// Suspends until every operation in the queue has finished, barrier blocks included, and
@@ -315,19 +308,17 @@ extension OperationQueue {
         }
     }
 
-    /// Admits an operation that the awaiting task owns.
+    /// Admits an operation that is not the package's and that the caller's wait observes,
+    /// releasing the admission registry's claim when it finishes (see
+    /// ``OperationWaiter/waitForFinish(of:in:until:onTaskCancellation:timeout:admitting:)``).
     ///
-    /// - Parameter releasingForeignClaimOnFinish: As for
-    ///   ``admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``: `false` when the
-    ///   caller's wait releases the claim (``OperationWaiter/waitForFinish(of:in:until:onTaskCancellation:timeout:releasingForeignClaim:)``),
-    ///   so that one observation of the operation does both.
-    @usableFromInline
-    func admitOwned(_ operation: Operation, releasingForeignClaimOnFinish: Bool = true) {
-        // When the task is already cancelled, cancel the operation before the queue can start it:
-        // the cancellation handler installed next would come too late if a worker thread picked
-        // the operation up at once, and its work would run.
-        if Task.isCancelled { operation.cancel() }
-        admit(operation, releasingForeignClaimOnFinish: releasingForeignClaimOnFinish)
+    /// The observation may fire before the claim is taken — the operation, pending in a queue the
+    /// package cannot name or started by hand, finished in between — and would then never
+    /// release it: a claim left on a finished operation is released here. Releasing twice is
+    /// harmless.
+    func admit(observed operation: Operation) {
+        admit(operation, releasingForeignClaimOnFinish: false)
+        if operation.isFinished { Self.releaseForeignClaim(on: operation) }
     }
 }
 

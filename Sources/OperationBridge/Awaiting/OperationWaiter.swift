@@ -44,11 +44,14 @@ enum OperationWaiter {
     ///     run-and-await APIs); otherwise the queue the package added it to, if any.
     ///   - timeout: A time limit, armed once the wait is registered and stopped when it ends;
     ///     ``WaitTimeout/fired`` then says whether the time ran out.
-    ///   - releasingForeignClaim: For an operation that is not the package's, admitted by the
-    ///     caller without a finish observer of its own
-    ///     (``Foundation/OperationQueue/admitOwned(_:releasingForeignClaimOnFinish:)``): release
-    ///     the admission registry's claim when the operation finishes. The wait's one observation
-    ///     then does both; when the wait ends first, it stays armed until the finish.
+    ///   - admitting: Whether the awaiting task owns the operation and the wait hands it to
+    ///     `queue` (``Foundation/OperationQueue/admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``),
+    ///     once the wait is registered and before the task suspends — as a hand-written
+    ///     continuation adds its operation last. Registered after the add, the wait measured
+    ///     about a fifth slower one await after another (Design.md, "Performance"). A task
+    ///     cancelled before the call cancels the operation before it is added. For an operation
+    ///     that is not the package's, the wait's one observation also releases the admission
+    ///     registry's claim when it finishes (it stays armed when the wait ends first).
     /// - Returns: `true` when the operation finished (or its outcome is final); `false` when the
     ///   awaiting task was cancelled first, or the time limit stopped the wait.
     @usableFromInline
@@ -58,8 +61,9 @@ enum OperationWaiter {
         until target: Target = .finish,
         onTaskCancellation: TaskCancellation,
         timeout: WaitTimeout? = nil,
-        releasingForeignClaim: Bool = false
+        admitting: Bool = false
     ) async -> Bool {
+        precondition(!admitting || queue != nil, "Internal inconsistency: admitting to no queue")
         operation.raiseQualityOfService(toMatch: Task.currentPriority)
         let blockedSlot = QueueSlots.enter(awaiting: operation, in: queue)
         let watchdog = StuckAwaitWatchdog.watch(operation, in: queue)
@@ -70,11 +74,11 @@ enum OperationWaiter {
         if let operation = operation as? AsyncOperation {
             return await waitForFinish(
                 of: operation, decision: target == .outcome, onTaskCancellation: onTaskCancellation,
-                timeout: timeout)
+                timeout: timeout, admittingTo: admitting ? queue : nil)
         }
-        if releasingForeignClaim {
+        if admitting, let queue {
             return await waitForFinish(
-                ofForeignReleasingClaim: operation, onTaskCancellation: onTaskCancellation, timeout: timeout)
+                ofForeign: operation, admittingTo: queue, onTaskCancellation: onTaskCancellation, timeout: timeout)
         }
         return await waitForFinish(ofForeign: operation, onTaskCancellation: onTaskCancellation, timeout: timeout)
     }
@@ -100,11 +104,13 @@ enum OperationWaiter {
         }
     }
 
-    /// As ``waitForFinish(ofForeign:onTaskCancellation:timeout:)``, with one observation that also
-    /// releases the admission registry's claim on the operation when it finishes: a wait that ends
-    /// first leaves it armed (the operation is in a queue, or running, so it finishes).
+    /// As ``waitForFinish(ofForeign:onTaskCancellation:timeout:)``, adding the operation to `queue`
+    /// once the wait is registered, with one observation that also releases the admission
+    /// registry's claim when the operation finishes: a wait that ends first leaves it armed (the
+    /// operation is in a queue, or running, so it finishes).
     private static func waitForFinish(
-        ofForeignReleasingClaim operation: Operation,
+        ofForeign operation: Operation,
+        admittingTo queue: OperationQueue,
         onTaskCancellation: TaskCancellation,
         timeout: WaitTimeout?
     ) async -> Bool {
@@ -113,14 +119,12 @@ enum OperationWaiter {
             OperationQueue.releaseForeignClaim(on: operation)
             slot.fulfill(true)
         }
-        guard observation != nil else {
-            OperationQueue.releaseForeignClaim(on: operation)
-            return true
-        }
+        // Finished already: nothing to add, and no claim was taken.
+        guard observation != nil else { return true }
         let timer = timeout?.arm(for: operation) { slot.fulfill(false) }
         defer { timer?.cancel() }
         return await withTaskCancellationHandler {
-            await slot.wait()
+            await slot.wait { queue.admit(observed: operation) }
         } onCancel: {
             giveUp(on: operation, cancelling: onTaskCancellation == .cancelOperation) { slot.fulfill(false) }
         }
@@ -132,15 +136,20 @@ enum OperationWaiter {
         of operation: AsyncOperation,
         decision: Bool,
         onTaskCancellation: TaskCancellation,
-        timeout: WaitTimeout?
+        timeout: WaitTimeout?,
+        admittingTo queue: OperationQueue?
     ) async -> Bool {
-        guard let id = operation.reserveWaitID(decision: decision) else { return true }
+        guard let id = operation.reserveWaitID(decision: decision) else {
+            // Final already; one decided while pending still goes to its queue, to finish there.
+            queue?.admit(operation)
+            return true
+        }
         // The two `stopWaiting` closures are written out rather than shared: one bound to a
         // `let` would escape (into the timer) and cost an allocation on every await.
         let timer = timeout?.arm(for: operation) { operation.cancelWait(id, decision: decision) }
         defer { timer?.cancel() }
         return await withTaskCancellationHandler {
-            await operation.waitForFinish(id, decision: decision)
+            await operation.waitForFinish(id, decision: decision, admittingTo: queue)
         } onCancel: {
             giveUp(on: operation, cancelling: onTaskCancellation == .cancelOperation) {
                 operation.cancelWait(id, decision: decision)

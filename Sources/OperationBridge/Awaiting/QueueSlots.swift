@@ -10,9 +10,9 @@ import Foundation
 /// drain of one's own queue (``Foundation/OperationQueue/waitForAllOperations()``) waits for
 /// itself, whatever the queue's width, and traps at once.
 ///
-/// Only operations the package knows to be pending in that queue count (it added them, or found
-/// them in the queue's list); a queue with the default `maxConcurrentOperationCount` never runs
-/// out of slots.
+/// Only operations the package knows to be pending in that queue count (it added them, is about
+/// to add them for the await, or found them in the queue's list), and only until they finish; a
+/// queue with the default `maxConcurrentOperationCount` never runs out of slots.
 enum QueueSlots {
     /// The queue whose slot the current task's operation holds.
     @TaskLocal static var held: ObjectIdentifier?
@@ -41,18 +41,30 @@ enum QueueSlots {
         return current === OperationQueue.main ? nil : current
     }
 
-    /// Called before the current task awaits `operation`, pending in `queue`: when the task holds a
-    /// slot of that queue, counts it as blocked — and traps when every slot is now held by work
-    /// blocked the same way. Returns the queue to pass to ``leave(_:)`` once the await is over, or
-    /// `nil` (the common case: the task holds no slot, one task-local read).
-    static func enter(awaiting operation: Operation, in queue: OperationQueue?) -> OperationQueue? {
+    /// A blocked holder, as ``enter(awaiting:in:)`` counted it.
+    struct BlockedHolder {
+        fileprivate let queue: OperationQueue
+        fileprivate let operation: Operation
+    }
+
+    /// Called before the current task awaits `operation`, pending in `queue` or about to be added
+    /// to it: when the task holds a slot of that queue, counts it as blocked — and traps when
+    /// every slot is now held by work blocked the same way on an operation that has not finished.
+    /// Returns what to pass to ``leave(_:)`` once the await is over, or `nil` (the common case:
+    /// the task holds no slot, one task-local read).
+    ///
+    /// A holder whose operation has finished is not counted, though it has not left yet: its task
+    /// resumes after the queue has started the next operation, whose own await could otherwise
+    /// find every slot "blocked" and trap on a queue that is moving.
+    static func enter(awaiting operation: Operation, in queue: OperationQueue?) -> BlockedHolder? {
         guard let held, let queue = queue ?? (operation as? AsyncOperation)?.admittedQueue,
             ObjectIdentifier(queue) == held, !operation.hasBeenStarted
         else { return nil }
         let width = queue.maxConcurrentOperationCount
         guard width != OperationQueue.defaultMaxConcurrentOperationCount else { return nil }
-        let blocked = BlockedHolders.shared.enter(queue)
-        if blocked >= width {
+        let awaited = BlockedHolders.shared.enter(queue, awaiting: operation)
+        // `isFinished` asked outside the registry's lock: it may be a subclass's override.
+        if awaited.count >= width && awaited.filter({ !$0.isFinished }).count >= width {
             fatalError(
                 "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' awaits "
                     + "\(operation.diagnosticName), which waits for a slot of the same queue; all "
@@ -61,12 +73,12 @@ enum QueueSlots {
                     + "it, run the inner operation on another queue, or raise maxConcurrentOperationCount."
             )
         }
-        return queue
+        return BlockedHolder(queue: queue, operation: operation)
     }
 
     /// Ends what ``enter(awaiting:in:)`` counted.
-    static func leave(_ queue: OperationQueue?) {
-        if let queue { BlockedHolders.shared.leave(queue) }
+    static func leave(_ holder: BlockedHolder?) {
+        if let holder { BlockedHolders.shared.leave(holder.queue, awaiting: holder.operation) }
     }
 
     /// Traps when the current task holds a slot of `queue`: draining it would wait for itself.
@@ -80,28 +92,35 @@ enum QueueSlots {
     }
 }
 
-/// How many tasks holding a slot of each queue are blocked awaiting work pending in that queue.
+/// What the tasks holding a slot of each queue are blocked awaiting: one entry per await.
 ///
-/// Safety: `counts` is only touched while holding `lock`.
+/// Safety: `awaited` is only touched while holding `lock`.
 private final class BlockedHolders: @unchecked Sendable {
     static let shared = BlockedHolders()
 
     private let lock = NSLock()
-    private var counts: [ObjectIdentifier: Int] = [:]
+    private var awaited: [ObjectIdentifier: [Operation]] = [:]
 
-    /// Counts one more blocked holder of `queue`; returns the count.
-    func enter(_ queue: OperationQueue) -> Int {
+    /// Records one more blocked holder of `queue`, awaiting `operation`; returns what all of the
+    /// queue's blocked holders await, this one included.
+    func enter(_ queue: OperationQueue, awaiting operation: Operation) -> [Operation] {
         lock.withCriticalSection {
-            counts[ObjectIdentifier(queue), default: 0] += 1
-            return counts[ObjectIdentifier(queue)]!
+            awaited[ObjectIdentifier(queue), default: []].append(operation)
+            return awaited[ObjectIdentifier(queue)] ?? []
         }
     }
 
-    func leave(_ queue: OperationQueue) {
-        lock.withCriticalSection {
+    /// Removes one entry that ``enter(_:awaiting:)`` made.
+    func leave(_ queue: OperationQueue, awaiting operation: Operation) {
+        let removed = lock.withCriticalSection { () -> Operation? in
             let id = ObjectIdentifier(queue)
-            counts[id]! -= 1
-            if counts[id] == 0 { counts[id] = nil }
+            guard var operations = awaited[id], let index = operations.firstIndex(where: { $0 === operation }) else {
+                preconditionFailure("Internal inconsistency: a blocked holder left twice")
+            }
+            let removed = operations.remove(at: index)
+            awaited[id] = operations.isEmpty ? nil : operations
+            return removed
         }
+        withExtendedLifetime(removed) {}  // released after the lock: it may be the last reference
     }
 }

@@ -905,11 +905,22 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// decided before it started — (`true`), or until ``cancelWait(_:decision:)`` was called with `id`
     /// (`false`). The continuation is resumed exactly once, whichever comes first — even when
     /// the cancellation comes before the suspension.
-    func waitForFinish(_ id: LifecycleStateMachine.ObserverID, decision: Bool) async -> Bool {
+    ///
+    /// - Parameter queue: The queue to hand the operation to once the waiter is installed, before
+    ///   the task suspends (see ``OperationWaiter/waitForFinish(of:in:until:onTaskCancellation:timeout:admitting:)``).
+    func waitForFinish(
+        _ id: LifecycleStateMachine.ObserverID, decision: Bool, admittingTo queue: OperationQueue? = nil
+    ) async -> Bool {
         await withUnsafeContinuation { continuation in
             let immediate = lock.withCriticalSection { lifecycle.installWaiter(id, continuation, decision: decision) }
+            queue?.admit(self)
             if let immediate { continuation.resume(returning: immediate) }
         }
+    }
+
+    /// How many tasks have a waiter installed on the operation (tests). Thread-safe.
+    var installedWaiterCount: Int {
+        lock.withCriticalSection { lifecycle.installedWaiterCount }
     }
 
     /// An identifier for ``waitForFinish(_:decision:)`` and ``cancelWait(_:decision:)``, or `nil` when

@@ -407,6 +407,14 @@ struct LifecycleStateMachine {
         observers.reserveID()
     }
 
+    /// How many waiters are installed: tests check that an await registers before it adds the
+    /// operation to a queue.
+    var installedWaiterCount: Int {
+        observers.reduce(0) { count, entry in
+            if case .waiter = entry.observer { count + 1 } else { count }
+        }
+    }
+
     /// Stores a suspended task until the operation finishes (or, with `decision`, until its
     /// outcome is decided while pending).
     ///

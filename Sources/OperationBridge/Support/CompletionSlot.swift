@@ -49,8 +49,15 @@ final class CompletionSlot<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Returns the value, suspending until it has been delivered. Call it at most once.
-    func wait() async -> Value {
-        if let value = takeIfFulfilled() { return value }
+    ///
+    /// - Parameter registered: Called once, on the calling task, when the waiter is registered
+    ///   (or found the value delivered) and before the task suspends: the place to start what
+    ///   will deliver the value, as a hand-written continuation does.
+    func wait(registered: () -> Void = {}) async -> Value {
+        if let value = takeIfFulfilled() {
+            registered()
+            return value
+        }
         return await withUnsafeContinuation { continuation in
             let value = lock.withCriticalSection { () -> Value? in
                 switch state {
@@ -64,6 +71,7 @@ final class CompletionSlot<Value: Sendable>: @unchecked Sendable {
                     preconditionFailure("Internal inconsistency: a CompletionSlot was awaited twice")
                 }
             }
+            registered()
             if let value { continuation.resume(returning: value) }
         }
     }

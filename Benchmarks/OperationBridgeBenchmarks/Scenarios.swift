@@ -80,9 +80,8 @@ struct Scenarios {
                     }
                 })
             // Against the floor: a plain synchronous Operation subclass with a callback, awaited
-            // by hand. The difference to the rows above is the price of an asynchronous operation
-            // class, not of the bridge; one after another it is mostly a matter of thread
-            // wake-ups (Design.md, "Performance").
+            // by hand. One after another it is mostly a matter of thread wake-ups, and of what
+            // the awaiting task does between the add and its suspension (Design.md, "Performance").
             rows.append(
                 await compare(
                     "await \(awaitCount) one after another vs a plain sync Operation", rounds: rounds, target: 1.5,

@@ -38,6 +38,23 @@ struct QueueSlotsTests {
             }
         }
 
+        /// The outer work's await counts before its operation is added, so the deadlock is found
+        /// whether or not the middle operation has started by then (it usually has: a free slot).
+        @Test("Work awaiting an operation that runs in the other slot and awaits a third of the queue traps")
+        func chainOfNestedRunsFillingEverySlotTraps() async throws {
+            await #expect(processExitsWith: .failure) {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 2
+                let outer = queue.addTask { () async -> Int in
+                    let middle = TaskOperation { () async -> Int in
+                        await queue.run(TaskOperation { 1 }) ?? 0
+                    }
+                    return await queue.run(middle) ?? 0
+                }
+                _ = await outer.bridge.value
+            }
+        }
+
         @Test("Draining one's own queue from work in one of its slots traps at any width")
         func drainingOwnQueueTraps() async throws {
             await #expect(processExitsWith: .failure) {

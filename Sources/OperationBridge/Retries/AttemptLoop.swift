@@ -117,9 +117,9 @@ struct AttemptLoop<Success: Sendable, Failure: Error>: Sendable {
                 timeout = WaitTimeout(behavior: .cancelAndReturn, schedule: timeUp.arm)
             }
         }
-        SharedQueues.unbounded.admit(attempt)
         let finished = await OperationWaiter.waitForFinish(
-            of: attempt, onTaskCancellation: .cancelOperation, timeout: timeout)
+            of: attempt, in: SharedQueues.unbounded, onTaskCancellation: .cancelOperation, timeout: timeout,
+            admitting: true)
         if finished { return .finished }
         return timeout?.fired == true ? .abandoned : .cancelled
     }

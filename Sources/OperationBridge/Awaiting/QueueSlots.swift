@@ -14,8 +14,16 @@ import Foundation
 /// to add them for the await, or found them in the queue's list), and only until they finish; a
 /// queue with the default `maxConcurrentOperationCount` never runs out of slots.
 enum QueueSlots {
-    /// The queue whose slot the current task's operation holds.
-    @TaskLocal static var held: ObjectIdentifier?
+    /// The slot the current task's operation holds: its queue, and the operation holding it.
+    /// Child tasks inherit it: their awaits block the same holder.
+    @TaskLocal static var held: HeldSlot?
+
+    /// A slot of a queue, held by an operation's work.
+    struct HeldSlot: Sendable {
+        let queue: ObjectIdentifier
+        /// The operation whose work holds the slot (alive while its work runs).
+        let holder: ObjectIdentifier
+    }
 
     /// The queue running the operation being started — whose slot it holds — or `nil` when it was
     /// started by hand. Call it from `start()`/`main()`. (On the main thread
@@ -41,30 +49,35 @@ enum QueueSlots {
         return current === OperationQueue.main ? nil : current
     }
 
-    /// A blocked holder, as ``enter(awaiting:in:)`` counted it.
-    struct BlockedHolder {
+    /// A blocked holder's await, as ``enter(awaiting:in:)`` counted it.
+    struct BlockedAwait {
         fileprivate let queue: OperationQueue
-        fileprivate let operation: Operation
+        fileprivate let entry: BlockedHolders.Entry
     }
 
     /// Called before the current task awaits `operation`, pending in `queue` or about to be added
-    /// to it: when the task holds a slot of that queue, counts it as blocked — and traps when
-    /// every slot is now held by work blocked the same way on an operation that has not finished.
-    /// Returns what to pass to ``leave(_:)`` once the await is over, or `nil` (the common case:
-    /// the task holds no slot, one task-local read).
+    /// to it: when the task holds a slot of that queue, counts the await — and traps when every
+    /// slot is now held by work blocked awaiting an operation that has not finished. Returns what
+    /// to pass to ``leave(_:)`` once the await is over, or `nil` (the common case: the task holds
+    /// no slot, one task-local read).
     ///
-    /// A holder whose operation has finished is not counted, though it has not left yet: its task
+    /// Holders are counted, not awaits: the child tasks of one holder's work (`async let`, a task
+    /// group) awaiting several operations of the queue at once block one slot, not several. An
+    /// await whose operation has finished does not count, though it has not left yet: its task
     /// resumes after the queue has started the next operation, whose own await could otherwise
     /// find every slot "blocked" and trap on a queue that is moving.
-    static func enter(awaiting operation: Operation, in queue: OperationQueue?) -> BlockedHolder? {
+    static func enter(awaiting operation: Operation, in queue: OperationQueue?) -> BlockedAwait? {
         guard let held, let queue = queue ?? (operation as? AsyncOperation)?.admittedQueue,
-            ObjectIdentifier(queue) == held, !operation.hasBeenStarted
+            ObjectIdentifier(queue) == held.queue, !operation.hasBeenStarted
         else { return nil }
         let width = queue.maxConcurrentOperationCount
         guard width != OperationQueue.defaultMaxConcurrentOperationCount else { return nil }
-        let awaited = BlockedHolders.shared.enter(queue, awaiting: operation)
+        let entry = BlockedHolders.Entry(holder: held.holder, operation: operation)
+        let awaited = BlockedHolders.shared.enter(queue, entry)
         // `isFinished` asked outside the registry's lock: it may be a subclass's override.
-        if awaited.count >= width && awaited.filter({ !$0.isFinished }).count >= width {
+        if Set(awaited.map(\.holder)).count >= width
+            && Set(awaited.filter { !$0.operation.isFinished }.map(\.holder)).count >= width
+        {
             fatalError(
                 "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' awaits "
                     + "\(operation.diagnosticName), which waits for a slot of the same queue; all "
@@ -73,17 +86,17 @@ enum QueueSlots {
                     + "it, run the inner operation on another queue, or raise maxConcurrentOperationCount."
             )
         }
-        return BlockedHolder(queue: queue, operation: operation)
+        return BlockedAwait(queue: queue, entry: entry)
     }
 
     /// Ends what ``enter(awaiting:in:)`` counted.
-    static func leave(_ holder: BlockedHolder?) {
-        if let holder { BlockedHolders.shared.leave(holder.queue, awaiting: holder.operation) }
+    static func leave(_ blocked: BlockedAwait?) {
+        if let blocked { BlockedHolders.shared.leave(blocked.queue, blocked.entry) }
     }
 
     /// Traps when the current task holds a slot of `queue`: draining it would wait for itself.
     static func checkDrain(of queue: OperationQueue) {
-        guard let held, held == ObjectIdentifier(queue) else { return }
+        guard let held, held.queue == ObjectIdentifier(queue) else { return }
         fatalError(
             "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' waits for "
                 + "all of that queue's operations to finish, its own included: it would wait for itself. "
@@ -96,29 +109,37 @@ enum QueueSlots {
 ///
 /// Safety: `awaited` is only touched while holding `lock`.
 private final class BlockedHolders: @unchecked Sendable {
+    /// One await of a blocked holder.
+    struct Entry {
+        let holder: ObjectIdentifier
+        let operation: Operation
+    }
+
     static let shared = BlockedHolders()
 
     private let lock = NSLock()
-    private var awaited: [ObjectIdentifier: [Operation]] = [:]
+    private var awaited: [ObjectIdentifier: [Entry]] = [:]
 
-    /// Records one more blocked holder of `queue`, awaiting `operation`; returns what all of the
-    /// queue's blocked holders await, this one included.
-    func enter(_ queue: OperationQueue, awaiting operation: Operation) -> [Operation] {
+    /// Records one more await of a blocked holder of `queue`; returns every await of the queue's
+    /// blocked holders, this one included.
+    func enter(_ queue: OperationQueue, _ entry: Entry) -> [Entry] {
         lock.withCriticalSection {
-            awaited[ObjectIdentifier(queue), default: []].append(operation)
+            awaited[ObjectIdentifier(queue), default: []].append(entry)
             return awaited[ObjectIdentifier(queue)] ?? []
         }
     }
 
-    /// Removes one entry that ``enter(_:awaiting:)`` made.
-    func leave(_ queue: OperationQueue, awaiting operation: Operation) {
-        let removed = lock.withCriticalSection { () -> Operation? in
+    /// Removes one entry that ``enter(_:_:)`` made.
+    func leave(_ queue: OperationQueue, _ entry: Entry) {
+        let removed = lock.withCriticalSection { () -> Entry? in
             let id = ObjectIdentifier(queue)
-            guard var operations = awaited[id], let index = operations.firstIndex(where: { $0 === operation }) else {
+            guard var entries = awaited[id],
+                let index = entries.firstIndex(where: { $0.holder == entry.holder && $0.operation === entry.operation })
+            else {
                 preconditionFailure("Internal inconsistency: a blocked holder left twice")
             }
-            let removed = operations.remove(at: index)
-            awaited[id] = operations.isEmpty ? nil : operations
+            let removed = entries.remove(at: index)
+            awaited[id] = entries.isEmpty ? nil : entries
             return removed
         }
         withExtendedLifetime(removed) {}  // released after the lock: it may be the last reference

@@ -643,7 +643,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         let priority = TaskPriority(qualityOfService)
         let task: Task<Void, Never>
         if let keys {
-            let held = queue.map(ObjectIdentifier.init)
+            let held = queue.map { QueueSlots.HeldSlot(queue: ObjectIdentifier($0), holder: ObjectIdentifier(self)) }
             let grant = HeldGrant(keys, outer: nil)
             task = Self.startDetachedTask(priority: priority) {
                 await QueueSlots.$held.withValue(held) {
@@ -651,7 +651,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
                 }
             }
         } else if let queue {
-            let held = ObjectIdentifier(queue)
+            let held = QueueSlots.HeldSlot(queue: ObjectIdentifier(queue), holder: ObjectIdentifier(self))
             task = Self.startDetachedTask(priority: priority) {
                 await QueueSlots.$held.withValue(held, operation: work)
             }

@@ -117,22 +117,22 @@ struct AdmissionOrderTests {
             await #expect(processExitsWith: .success) {
                 let queue = OperationQueue()
                 queue.maxConcurrentOperationCount = 2
-                QueueSlots.$held.withValue(ObjectIdentifier(queue)) {
-                    let first = BlockOperation {}
-                    let firstHolder = QueueSlots.enter(awaiting: first, in: queue)
-                    precondition(firstHolder != nil)
-                    // Its operation finishes; its task has not resumed to leave yet.
-                    first.start()
-                    // A second holder awaits work pending in the queue: two entries for two
-                    // slots, but the queue is moving. (Both unfinished, this traps: see below.)
-                    let secondHolder = QueueSlots.enter(awaiting: BlockOperation {}, in: queue)
-                    precondition(secondHolder != nil)
-                    QueueSlots.leave(firstHolder)
-                    QueueSlots.leave(secondHolder)
-                    // Left: two more holders start from an empty count.
-                    let third = QueueSlots.enter(awaiting: BlockOperation {}, in: queue)
-                    QueueSlots.leave(third)
+                let (firstSlot, secondSlot) = (heldSlot(of: queue), heldSlot(of: queue))
+                let first = BlockOperation {}
+                let firstHolder = QueueSlots.$held.withValue(firstSlot) {
+                    QueueSlots.enter(awaiting: first, in: queue)
                 }
+                precondition(firstHolder != nil)
+                // Its operation finishes; its task has not resumed to leave yet.
+                first.start()
+                // The other slot's work awaits work pending in the queue: two holders for two
+                // slots, but the queue is moving. (Both unfinished, this traps: see below.)
+                let secondHolder = QueueSlots.$held.withValue(secondSlot) {
+                    QueueSlots.enter(awaiting: BlockOperation {}, in: queue)
+                }
+                precondition(secondHolder != nil)
+                QueueSlots.leave(firstHolder)
+                QueueSlots.leave(secondHolder)
             }
         }
 
@@ -141,13 +141,38 @@ struct AdmissionOrderTests {
             await #expect(processExitsWith: .failure) {
                 let queue = OperationQueue()
                 queue.maxConcurrentOperationCount = 2
-                QueueSlots.$held.withValue(ObjectIdentifier(queue)) {
-                    _ = QueueSlots.enter(awaiting: BlockOperation {}, in: queue)
-                    _ = QueueSlots.enter(awaiting: BlockOperation {}, in: queue)
+                for slot in [heldSlot(of: queue), heldSlot(of: queue)] {
+                    _ = QueueSlots.$held.withValue(slot) { QueueSlots.enter(awaiting: BlockOperation {}, in: queue) }
+                }
+            }
+        }
+
+        @Test("One holder awaiting as many unfinished operations as the queue is wide is not a deadlock")
+        func oneHolderManyAwaits() async {
+            await #expect(processExitsWith: .success) {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 2
+                QueueSlots.$held.withValue(heldSlot(of: queue)) {
+                    let awaits = (0..<3).map { _ in QueueSlots.enter(awaiting: BlockOperation {}, in: queue) }
+                    awaits.forEach(QueueSlots.leave)
                 }
             }
         }
     #endif
+}
+
+/// A slot of `queue` held by a fresh operation's work, for the tests of `QueueSlots`. The holder
+/// is kept alive for the process (exit tests end it), so that no later one reuses its identifier.
+private func heldSlot(of queue: OperationQueue) -> QueueSlots.HeldSlot {
+    let holder = BlockOperation {}
+    HeldSlotHolders.keep(holder)
+    return QueueSlots.HeldSlot(queue: ObjectIdentifier(queue), holder: ObjectIdentifier(holder))
+}
+
+/// Keeps the holders of ``heldSlot(of:)`` alive.
+private enum HeldSlotHolders {
+    private static let kept = LockedBox<[Operation]>([])
+    static func keep(_ holder: Operation) { kept.withLock { $0.append(holder) } }
 }
 
 /// Suspends until `condition` holds, yielding in between: for state that settles right after an

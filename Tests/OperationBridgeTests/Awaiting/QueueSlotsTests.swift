@@ -55,6 +55,22 @@ struct QueueSlotsTests {
             }
         }
 
+        /// An exit test, so that a false trap fails instead of ending the whole test process.
+        @Test("Work in one slot awaiting two operations of its width-2 queue at once (async let) is fine")
+        func childTasksOfOneHolderAreOneHolder() async throws {
+            await #expect(processExitsWith: .success) {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 2
+                let outer = queue.addTask { () async -> Int in
+                    async let first = queue.run(TaskOperation { 1 })
+                    async let second = queue.run(TaskOperation { 2 })
+                    return (await first ?? 0) + (await second ?? 0)
+                }
+                let sum = await outer.bridge.value
+                precondition(sum == 3, "got \(String(describing: sum))")
+            }
+        }
+
         @Test("Draining one's own queue from work in one of its slots traps at any width")
         func drainingOwnQueueTraps() async throws {
             await #expect(processExitsWith: .failure) {

@@ -492,9 +492,12 @@ public final class OperationProgress: @unchecked Sendable {
     }
 
     /// A view was made while the state moved: writes the views again (see
-    /// ``FoundationProgressViews/create(_:)``).
+    /// ``FoundationProgressViews/create(_:)``) — through the one writer, like a report: nothing
+    /// here has to be visible before the call returns (a `final` write, beside the writer, could
+    /// land after the writer's last pass with an older count, which left the view behind for
+    /// good before it refreshed again).
     fileprivate func viewsMissedAChange() {
-        refreshViews(final: true)
+        refreshViews()
     }
 
     /// Writes the current state to every view, or leaves it to the thread writing them now.
@@ -503,9 +506,10 @@ public final class OperationProgress: @unchecked Sendable {
     /// the state as changed and returns, and the writer writes again before it stops. So KVO
     /// observers run on the thread that changed the progress, or on the one writing at that
     /// moment, with no lock of the package's held on Apple platforms. `final` (the finish, a
-    /// cancellation, a view that missed a change) also writes at once even when another thread
-    /// is writing: a complete or cancelled view stays so, so a stale write of the other thread
-    /// cannot undo it, and whoever is told of the finish after this call sees it.
+    /// cancellation) also writes at once even when another thread is writing: a complete or
+    /// cancelled view stays so, so a stale write of the other thread cannot undo it, and whoever
+    /// is told of the finish after this call sees it; the counts it wrote may be older than the
+    /// writer's, so it then refreshes the views once more as a report does.
     private func refreshViews(final: Bool = false) {
         let claimed = lock.withCriticalSection { () -> Bool in
             guard viewWriting == .idle else {
@@ -516,7 +520,13 @@ public final class OperationProgress: @unchecked Sendable {
             return true
         }
         if !claimed {
-            if final { writeViews(claimingTheWriter: false) }
+            if final {
+                writeViews(claimingTheWriter: false)
+                // Written beside the writer, this pass's count may be older than the writer's
+                // last one and land after it: once more through the writer, so that the last
+                // write to each view is the newest state.
+                refreshViews()
+            }
             return
         }
         while true {

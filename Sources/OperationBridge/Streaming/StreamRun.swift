@@ -273,37 +273,53 @@ final class StreamRun: @unchecked Sendable {
     private func finished(_ entry: StreamEntry) {
         // Read outside the lock: it asks the operation.
         let failed = stopsAtFirstFailure && entry.operation.stepFailed
-        let found = lock.withCriticalSection { () -> Bool in
-            guard running.removeValue(forKey: entry.index) != nil else { return false }
+        // Filed and handed on in one critical section: the queue's threads finish operations
+        // side by side, and a second lock taken per finish was where they queued up.
+        let wakes = lock.withCriticalSection { () -> Wakes? in
+            guard running.removeValue(forKey: entry.index) != nil else { return nil }
             if failed { pullingEnded = true }
             if inputOrder {
                 waitingForOrder[entry.index] = entry
             } else {
                 ready.append(entry)
             }
-            return true
+            return wakesLocked()
         }
-        if found { deliver() }
+        wakes?.resume()
     }
 
     /// Hands the consumer what it waits for, and the producer a place, when there are.
     private func deliver() {
-        let (handed, wakeProducer) = lock.withCriticalSection {
-            () -> ((UnsafeContinuation<Event, Never>, Event)?, UnsafeContinuation<Bool, Never>?) in
-            var handed: (UnsafeContinuation<Event, Never>, Event)?
-            if let waiting = consumer, let event = nextEventLocked() {
-                consumer = nil
-                handed = (waiting, event)
-            }
-            var wakeProducer: UnsafeContinuation<Bool, Never>?
-            if let waiting = producer, takePlaceLocked() == true {
-                producer = nil
-                wakeProducer = waiting
-            }
-            return (handed, wakeProducer)
+        lock.withCriticalSection { wakesLocked() }.resume()
+    }
+
+    /// The consumer and the producer to wake, with what they are told; taken off the run.
+    private func wakesLocked() -> Wakes {
+        var wakes = Wakes()
+        if let waiting = consumer, let event = nextEventLocked() {
+            consumer = nil
+            wakes.consumer = (waiting, event)
         }
-        if let (consumer, event) = handed { consumer.resume(returning: event) }
-        wakeProducer?.resume(returning: true)
+        wakes.producer = producerToWakeLocked()
+        return wakes
+    }
+
+    /// The producer, taken off the run, when it waits and a place is free for it (taken for it).
+    private func producerToWakeLocked() -> UnsafeContinuation<Bool, Never>? {
+        guard let waiting = producer, takePlaceLocked() == true else { return nil }
+        producer = nil
+        return waiting
+    }
+
+    /// Whom a change of the run wakes, resumed after its lock is released.
+    private struct Wakes {
+        var consumer: (UnsafeContinuation<Event, Never>, Event)?
+        var producer: UnsafeContinuation<Bool, Never>?
+
+        func resume() {
+            if let (consumer, event) = consumer { consumer.resume(returning: event) }
+            producer?.resume(returning: true)
+        }
     }
 
     /// The next event for the consumer, if one is decided; takes it off the buffers.
@@ -346,15 +362,15 @@ final class StreamRun: @unchecked Sendable {
     func next() async -> Event {
         await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
-                let event = lock.withCriticalSection { () -> Event? in
-                    if let event = nextEventLocked() { return event }
-                    consumer = continuation
-                    return nil
+                // A place given back wakes the producer in the same critical section.
+                let wakes = lock.withCriticalSection { () -> Wakes in
+                    guard let event = nextEventLocked() else {
+                        consumer = continuation
+                        return Wakes()
+                    }
+                    return Wakes(consumer: (continuation, event), producer: producerToWakeLocked())
                 }
-                if let event {
-                    continuation.resume(returning: event)
-                    deliver()  // a place was given back: the producer may go on
-                }
+                wakes.resume()
             }
         } onCancel: {
             stop()

@@ -1,9 +1,3 @@
-#if canImport(Darwin)
-    import Darwin
-#else
-    import Foundation  // pthread_key_create, pthread_getspecific, pthread_setspecific
-#endif
-
 /// Releases what a dying operation held — its dependencies, its typed upstream — one object at a
 /// time on the releasing thread, instead of one stack frame per link.
 ///
@@ -61,31 +55,13 @@ enum IterativeRelease {
     /// One thread's list of references still to drop.
     ///
     /// Safety: not `Sendable` — one instance per thread, reached only through that thread's
-    /// thread-specific slot.
+    /// ``ThreadSpecific`` slot.
     private final class WorkList {
         var pending: [AnyObject] = []
         var isDraining = false
 
-        /// The thread-specific slot holding each thread's list (retained by the slot, released by
-        /// the slot's destructor when the thread exits).
-        private static let key: pthread_key_t = {
-            var key = pthread_key_t()
-            // The destructor's parameter is optional on Linux, not on Darwin; `as` accepts both.
-            let status = pthread_key_create(&key) { pointer in
-                guard let pointer = pointer as UnsafeMutableRawPointer? else { return }
-                Unmanaged<WorkList>.fromOpaque(pointer).release()
-            }
-            precondition(status == 0, "OperationBridge: pthread_key_create failed (\(status))")
-            return key
-        }()
-
-        static var forCurrentThread: WorkList {
-            if let pointer = pthread_getspecific(key) {
-                return Unmanaged<WorkList>.fromOpaque(pointer).takeUnretainedValue()
-            }
-            let list = WorkList()
-            pthread_setspecific(key, Unmanaged.passRetained(list).toOpaque())
-            return list
-        }
+        /// This thread's list (``ThreadSpecific``: released when the thread exits).
+        static var forCurrentThread: WorkList { lists.current }
+        private static let lists = ThreadSpecific { WorkList() }
     }
 }

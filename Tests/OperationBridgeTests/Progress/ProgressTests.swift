@@ -278,6 +278,29 @@ struct ProgressTests {
         #expect(outer.progress.fractionCompleted == 1)
     }
 
+    @Test("A child cancelled after its last report keeps its fraction of 1, and its group is complete")
+    func cancelledAfterTheLastReport() async throws {
+        let reported = Gate()
+        let child = TaskOperation(totalUnitCount: 3) { progress in
+            progress.advance(by: 3)
+            reported.open()
+            await suspendUntilCancelled()
+        }
+        let other = TaskOperation { 1 }
+        let group = try GroupOperation([child, other]) {}
+        OperationQueue().addOperation(group)
+        await reported.wait()
+        child.cancel()
+        try await group.bridge.waitForCompletion()
+        let end = child.bridge.operationProgress.snapshot
+        #expect(end.isFinished && end.isCancelled)
+        #expect(end.completedUnitCount == 3 && end.fractionCompleted == 1)
+        // The group weighs what its children did, cancelled or not; it was not cancelled itself.
+        let groupEnd = group.bridge.operationProgress.snapshot
+        #expect(groupEnd.isFinished && !groupEnd.isCancelled)
+        #expect(groupEnd.fractionCompleted == 1)
+    }
+
     @Test("Cancelling a group marks its progress cancelled")
     func cancelledGroupProgress() async throws {
         let child = NeverEndingOperation()
@@ -731,7 +754,9 @@ struct ProgressUpdatesTests {
                 if !snapshot.isCancelled { #expect(snapshot.fractionCompleted == 1) }
                 if wasCancelled { #expect(snapshot.isCancelled || operation.result != nil) }
             }
-            let allCompleted = operations.allSatisfy { !$0.bridge.operationProgress.isCancelled }
+            // A child cancelled after its last report keeps its fraction of 1 (see the test
+            // `cancelledAfterTheLastReport`): the group is complete when every child's fraction is.
+            let allCompleted = operations.allSatisfy { $0.bridge.operationProgress.fractionCompleted == 1 }
             #expect((group.bridge.operationProgress.fractionCompleted == 1) == allCompleted)
         }
     }

@@ -14,8 +14,10 @@ import Foundation
 /// to add them for the await, or found them in the queue's list), and only until they finish; a
 /// queue with the default `maxConcurrentOperationCount` never runs out of slots.
 enum QueueSlots {
-    /// The slot the current task's operation holds: its queue, and the operation holding it.
-    /// Child tasks inherit it: their awaits block the same holder.
+    /// The slot the current task's operation holds: its queue, the operation holding it, and the
+    /// task running that operation's work. Every task made inside the work inherits it — child
+    /// tasks and unstructured `Task {}` alike — so only awaits of the work's own task count
+    /// (``HeldSlot/isCurrentTask``).
     @TaskLocal static var held: HeldSlot?
 
     /// A slot of a queue, held by an operation's work.
@@ -23,6 +25,28 @@ enum QueueSlots {
         let queue: ObjectIdentifier
         /// The operation whose work holds the slot (alive while its work runs).
         let holder: ObjectIdentifier
+        /// The task running the work, as the hash of its `UnsafeCurrentTask` (a pointer's): the
+        /// tasks that inherit the value are told apart from it.
+        let task: Int?
+
+        /// The slot of `queue` that `holder`'s work, running in the current task, holds.
+        init(queue: ObjectIdentifier, holder: ObjectIdentifier) {
+            self.queue = queue
+            self.holder = holder
+            self.task = withUnsafeCurrentTask { $0?.hashValue }
+        }
+
+        /// Whether the current task is the one running the holder's work.
+        ///
+        /// Another task that inherited the slot may be a child of the work (`async let`, a task
+        /// group), whose await the work waits for, or an unstructured `Task {}` made in the work,
+        /// which may await after the work has ended and its slot is free: the two cannot be told
+        /// apart, and counting the second trapped as a deadlock a program that had none. Neither
+        /// counts (Design.md, "Hangs"). Two tasks whose hashes collide would count as the work's,
+        /// as every inheriting task once did.
+        var isCurrentTask: Bool {
+            task != nil && withUnsafeCurrentTask { $0?.hashValue } == task
+        }
     }
 
     /// The queue running the operation being started — whose slot it holds — or `nil` when it was
@@ -61,14 +85,14 @@ enum QueueSlots {
     /// to pass to ``leave(_:)`` once the await is over, or `nil` (the common case: the task holds
     /// no slot, one task-local read).
     ///
-    /// Holders are counted, not awaits: the child tasks of one holder's work (`async let`, a task
-    /// group) awaiting several operations of the queue at once block one slot, not several. An
+    /// Holders are counted, not awaits, and only the awaits of the task running a holder's work:
+    /// not those of the tasks made inside it (``HeldSlot/isCurrentTask``). An
     /// await whose operation has finished does not count, though it has not left yet: its task
     /// resumes after the queue has started the next operation, whose own await could otherwise
     /// find every slot "blocked" and trap on a queue that is moving.
     static func enter(awaiting operation: Operation, in queue: OperationQueue?) -> BlockedAwait? {
         guard let held, let queue = queue ?? (operation as? AsyncOperation)?.admittedQueue,
-            ObjectIdentifier(queue) == held.queue, !operation.hasBeenStarted
+            ObjectIdentifier(queue) == held.queue, !operation.hasBeenStarted, held.isCurrentTask
         else { return nil }
         let width = queue.maxConcurrentOperationCount
         guard width != OperationQueue.defaultMaxConcurrentOperationCount else { return nil }
@@ -96,7 +120,7 @@ enum QueueSlots {
 
     /// Traps when the current task holds a slot of `queue`: draining it would wait for itself.
     static func checkDrain(of queue: OperationQueue) {
-        guard let held, held.queue == ObjectIdentifier(queue) else { return }
+        guard let held, held.queue == ObjectIdentifier(queue), held.isCurrentTask else { return }
         fatalError(
             "OperationBridge: deadlock. Work running in a slot of queue '\(queue.name ?? "?")' waits for "
                 + "all of that queue's operations to finish, its own included: it would wait for itself. "

@@ -642,18 +642,20 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         // exclusivity keys the operation holds (its work enters them again, `ExclusivityHolds`).
         let priority = TaskPriority(qualityOfService)
         let task: Task<Void, Never>
+        // The slot is made inside the task: it names the task running the work.
+        let slotQueue = queue.map(ObjectIdentifier.init)
+        let holder = ObjectIdentifier(self)
         if let keys {
-            let held = queue.map { QueueSlots.HeldSlot(queue: ObjectIdentifier($0), holder: ObjectIdentifier(self)) }
             let grant = HeldGrant(keys, outer: nil)
             task = Self.startDetachedTask(priority: priority) {
+                let held = slotQueue.map { QueueSlots.HeldSlot(queue: $0, holder: holder) }
                 await QueueSlots.$held.withValue(held) {
                     await ExclusivityHolds.$held.withValue(grant, operation: work)
                 }
             }
-        } else if let queue {
-            let held = QueueSlots.HeldSlot(queue: ObjectIdentifier(queue), holder: ObjectIdentifier(self))
+        } else if let slotQueue {
             task = Self.startDetachedTask(priority: priority) {
-                await QueueSlots.$held.withValue(held, operation: work)
+                await QueueSlots.$held.withValue(QueueSlots.HeldSlot(queue: slotQueue, holder: holder), operation: work)
             }
         } else {
             task = Self.startDetachedTask(priority: priority, work)

@@ -71,6 +71,42 @@ struct QueueSlotsTests {
             }
         }
 
+        /// The unstructured task inherits the slot's task-local value; its await is no deadlock:
+        /// the work does not wait for it, and the operation runs once the work has ended.
+        @Test("An unstructured Task made in a slot's work may await an operation of its width-1 queue")
+        func unstructuredTaskInTheWorkIsNotTheHolder() async throws {
+            await #expect(processExitsWith: .success) {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 1
+                let inner = TaskOperation { 7 }
+                let spawned = LockedBox<Task<Int?, Never>?>(nil)
+                let outer = queue.addTask { () async -> Void in
+                    spawned.withLock { $0 = Task { await queue.run(inner) } }
+                    // The spawned task's await has begun (the run adds `inner` inside it) while
+                    // this work still holds the only slot.
+                    while !queue.operations.contains(where: { $0 === inner }) { await Task.yield() }
+                }
+                _ = await outer.bridge.outcome
+                let value = await spawned.withLock { $0 }!.value
+                precondition(value == 7, "got \(String(describing: value))")
+            }
+        }
+
+        @Test("An unstructured Task made in a slot's work may drain the queue; it waits for the work")
+        func unstructuredTaskMayDrainTheQueue() async throws {
+            await #expect(processExitsWith: .success) {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 1
+                let spawned = LockedBox<Task<Void, Never>?>(nil)
+                let outer = queue.addTask { () async -> Void in
+                    spawned.withLock { $0 = Task { try? await queue.waitForAllOperations() } }
+                }
+                _ = await outer.bridge.outcome
+                await spawned.withLock { $0 }!.value
+                precondition(outer.isFinished)
+            }
+        }
+
         @Test("Draining one's own queue from work in one of its slots traps at any width")
         func drainingOwnQueueTraps() async throws {
             await #expect(processExitsWith: .failure) {

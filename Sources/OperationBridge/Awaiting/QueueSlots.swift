@@ -80,7 +80,8 @@ enum QueueSlots {
     }
 
     /// Called before the current task awaits `operation`, pending in `queue` or about to be added
-    /// to it: when the task holds a slot of that queue, counts the await — and traps when every
+    /// to it (or pending in another queue the package admitted it to, which then counts instead):
+    /// when the task holds a slot of that queue, counts the await — and traps when every
     /// slot is now held by work blocked awaiting an operation that has not finished. Returns what
     /// to pass to ``leave(_:)`` once the await is over, or `nil` (the common case: the task holds
     /// no slot, one task-local read).
@@ -91,7 +92,9 @@ enum QueueSlots {
     /// resumes after the queue has started the next operation, whose own await could otherwise
     /// find every slot "blocked" and trap on a queue that is moving.
     static func enter(awaiting operation: Operation, in queue: OperationQueue?) -> BlockedAwait? {
-        guard let held, let queue = queue ?? (operation as? AsyncOperation)?.admittedQueue,
+        // The queue the package admitted the operation to comes first: `queue.run(operation)` of
+        // an operation pending in another queue awaits it there, and takes no slot of `queue`.
+        guard let held, let queue = (operation as? AsyncOperation)?.admittedQueue ?? queue,
             ObjectIdentifier(queue) == held.queue, !operation.hasBeenStarted, held.isCurrentTask
         else { return nil }
         let width = queue.maxConcurrentOperationCount

@@ -136,6 +136,27 @@ struct AdmissionOrderTests {
             }
         }
 
+        /// `run` awaits an operation pending in another queue where it is: no slot of the queue
+        /// `run` was called on is waited for, so work holding that queue's only slot is not blocked.
+        @Test("Work holding a width-1 queue's slot may run an operation the package queued elsewhere")
+        func runOfAnOperationPendingElsewhereCountsThere() async {
+            await #expect(processExitsWith: .success) {
+                let serial = OperationQueue()
+                serial.maxConcurrentOperationCount = 1
+                let other = OperationQueue()
+                other.maxConcurrentOperationCount = 1
+                let gate = Gate()
+                other.addTask { await gate.wait() }
+                let elsewhere = other.addTask { () async -> Int in 5 }
+                let outer = serial.addTask { () async -> Int in await serial.run(elsewhere) ?? -1 }
+                // The outer work's wait is registered while `elsewhere` still waits for `other`.
+                while elsewhere.installedWaiterCount == 0 { await Task.yield() }
+                gate.open()
+                let value = await outer.bridge.value
+                precondition(value == 5, "got \(String(describing: value))")
+            }
+        }
+
         @Test("Two holders of a width-2 queue awaiting unfinished operations trap")
         func twoUnfinishedAwaitsTrap() async {
             await #expect(processExitsWith: .failure) {

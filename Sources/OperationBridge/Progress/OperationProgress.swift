@@ -401,6 +401,12 @@ public final class OperationProgress: @unchecked Sendable {
     /// update UI from the main thread as usual. On Apple platforms `Progress` is thread-safe. On
     /// Linux Foundation's `Progress` takes no lock at all and has no KVO: read it where the
     /// package does not write it (after the work has finished), or read ``snapshot`` instead.
+    ///
+    /// The package's operations write it before anyone is told they finished. In an aggregate,
+    /// the unit of an operation that is not the package's is written as Foundation tells that
+    /// operation's observers it finished (on Linux on the finishing thread, on Apple platforms
+    /// from a private queue), in no set order among them: a task awaiting that operation may
+    /// resume just before the write. ``snapshot`` reads the operations and is current at once.
     public var foundationProgress: Progress {
         FoundationProgressViews.create { moved in
             if let primaryView = lock.withCriticalSection({ primaryView }) { return primaryView }

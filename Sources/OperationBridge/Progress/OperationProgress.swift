@@ -405,8 +405,9 @@ public final class OperationProgress: @unchecked Sendable {
     /// The package's operations write it before anyone is told they finished. In an aggregate,
     /// the unit of an operation that is not the package's is written as Foundation tells that
     /// operation's observers it finished (on Linux on the finishing thread, on Apple platforms
-    /// from a private queue), in no set order among them: a task awaiting that operation may
-    /// resume just before the write. ``snapshot`` reads the operations and is current at once.
+    /// from a private queue), in no set order among them: whatever waits for that operation (a
+    /// task awaiting it, its group or pipeline) may go on just before the write. ``snapshot``
+    /// reads the operations and is current at once.
     public var foundationProgress: Progress {
         FoundationProgressViews.create { moved in
             if let primaryView = lock.withCriticalSection({ primaryView }) { return primaryView }

@@ -59,7 +59,8 @@ extension OperationQueue {
     /// Admits each operation as ``admit(_:listed:releasingForeignClaimOnFinish:settledDependencies:)``
     /// does, and adds those it adds with one `addOperations(_:waitUntilFinished:)` call, in
     /// order: Foundation then takes its queue's lock and makes its scheduling pass once for all
-    /// of them, not once per operation (one batch of thousands when a fan-out's source finishes).
+    /// of them, not once per operation (a graph scheduler hands a fan-out's thousands of
+    /// dependents over 256 at a time).
     /// Only for callers that run nothing of the user's between deciding and adding: a graph
     /// scheduler's launches. (A stream must not hold an operation back while the user's
     /// `makeOperation` makes the next: Design.md, "Streaming".)

@@ -121,4 +121,59 @@ struct PipelineScaleTests {
         #expect(chain[..<middle].allSatisfy { $0.result.map { (try? $0.get()) != nil } == true })
         #expect(chain[middle...].allSatisfy { $0.result == .failure(.cancelled) })
     }
+
+    /// The scheduler admits the operations one finish launches in batches (256 at a time, so that
+    /// the queue starts the first while it observes the rest): a fan-out over several batches,
+    /// the last one partial, whose dependents are in every state a launch meets — to run,
+    /// cancelled while pending, already finished (cancelled and started by hand), pending in the
+    /// queue already (added by your own code) — in a random order. Every one ends after the
+    /// source, runs at most once, and only when not cancelled.
+    @Test func aFanOutWiderThanAnAdmissionBatchEndsEveryDependentInItsOwnState() async throws {
+        let queue = OperationQueue()
+        let release = Trigger()
+        let source = GatedResultOperation<Int, StepError>(.success(7), trigger: release)
+        let runsAfterTheSource = Guarded(0)
+        let runsTooEarly = Guarded(0)
+        @Sendable func body() {
+            if source.isFinished { runsAfterTheSource.withLock { $0 += 1 } } else { runsTooEarly.withLock { $0 += 1 } }
+        }
+        enum State: CaseIterable { case toRun, cancelledWhilePending, finished, listedInTheQueue }
+        var states: [State] = []
+        var dependents: [Operation] = []
+        for index in 0..<700 {
+            let isBlock = index.isMultiple(of: 2)
+            // Foundation's `start()` ends a cancelled operation only once it is ready: a cancelled
+            // block waits for the source, as a pending one.
+            let state = State.allCases.filter { !isBlock || $0 != .finished }.randomElement()!
+            let dependent: Operation =
+                isBlock
+                ? BlockOperation { body() }
+                : TaskOperation { () async throws(StepError) -> Int in
+                    body()
+                    return index
+                }
+            dependent.addDependency(source)
+            switch state {
+            case .toRun: break
+            case .cancelledWhilePending: dependent.cancel()
+            case .finished:
+                dependent.cancel()
+                dependent.start()
+                #expect(dependent.isFinished)
+            case .listedInTheQueue: queue.addOperation(dependent)
+            }
+            states.append(state)
+            dependents.append(dependent)
+        }
+        let pipeline = try Pipeline([source] + dependents.shuffled(), on: queue)
+        pipeline.start()
+        await source.started.wait()
+        release.fire()
+        try? await pipeline.waitForCompletion()
+        #expect(dependents.allSatisfy { $0.isFinished })
+        #expect(runsTooEarly.current == 0)
+        let cancelled = states.filter { $0 == .finished || $0 == .cancelledWhilePending }.count
+        #expect(dependents.filter { $0.isCancelled }.count == cancelled)
+        #expect(runsAfterTheSource.current == dependents.count - cancelled)
+    }
 }

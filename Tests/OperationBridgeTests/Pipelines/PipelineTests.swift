@@ -16,8 +16,10 @@ private func recordingStep(
 
 @Suite(.timeLimit(.minutes(1)))
 struct PipelineTests {
-    @Test("A fan-out's dependents go to the queue in one batch when their source finishes; so do independent steps")
-    func stepsLaunchedTogetherAreAddedInOneBatch() async throws {
+    @Test(
+        "A fan-out's dependents go to the queue in batches of up to 256 when their source finishes; so do independent steps"
+    )
+    func stepsLaunchedTogetherAreAddedInBatches() async throws {
         let queue = EnqueueRecordingQueue()
         let source = TaskOperation { () async -> Int in 0 }
         let dependents = (0..<100).map { index in
@@ -37,6 +39,18 @@ struct PipelineTests {
         try await Pipeline(independent, on: queue).waitForCompletion()
         #expect(queue.batches.all.last == 50)
         #expect(independent.allSatisfy { $0.isFinished })
+
+        // Wider than a batch: in order, 256 at a time, the rest last.
+        let wideSource = TaskOperation { () async -> Int in 0 }
+        let wide = (0..<600).map { index in
+            let dependent = TaskOperation { () async -> Int in index }
+            dependent.addDependency(wideSource)
+            return dependent
+        }
+        let before = queue.batches.all.count
+        try await Pipeline([wideSource] + wide, on: queue).waitForCompletion()
+        #expect(Array(queue.batches.all.dropFirst(before)) == [256, 256, 88])
+        #expect(wide.allSatisfy { $0.isFinished && !$0.isCancelled })
     }
 
     // MARK: - Running

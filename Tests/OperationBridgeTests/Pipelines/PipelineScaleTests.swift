@@ -176,4 +176,55 @@ struct PipelineScaleTests {
         #expect(dependents.filter { $0.isCancelled }.count == cancelled)
         #expect(runsAfterTheSource.current == dependents.count - cancelled)
     }
+
+    /// Wide fan-outs whose dependents fail while later batches are still being observed and
+    /// admitted, under both failure policies, randomized (`OPERATIONBRIDGE_STRESS_SCALE` runs more,
+    /// `OPERATIONBRIDGE_STRESS_SEED` replays one). Every dependent ends, none before the source,
+    /// none twice; with `.cancelDependents` every one runs (a failed leaf stops nothing), with
+    /// `.cancelAll` each one runs or is cancelled.
+    @Test func wideFanOutsWithFailuresEndEveryDependentOnce() async throws {
+        var generator = Stress.generator(for: "wideFanOutsWithFailuresEndEveryDependentOnce")
+        for iteration in 0..<Stress.iterations(12) {
+            let width = Int.random(in: 257...900, using: &generator)
+            let policy: PipelineFailurePolicy = Bool.random(using: &generator) ? .cancelAll : .cancelDependents
+            let failing = Set(
+                (0..<Int.random(in: 1...4, using: &generator)).map { _ in
+                    Int.random(in: 0..<width, using: &generator)
+                })
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = Int.random(in: 1...8, using: &generator)
+            let source = TaskOperation { () async throws(StepError) -> Int in 0 }
+            let runs = Guarded([Int](repeating: 0, count: width))
+            let runsTooEarly = Guarded(0)
+            let dependents: [Operation] = (0..<width).map { index in
+                @Sendable func ran() {
+                    if !source.isFinished { runsTooEarly.withLock { $0 += 1 } }
+                    runs.withLock { $0[index] += 1 }
+                }
+                let dependent: Operation =
+                    index.isMultiple(of: 3) && !failing.contains(index)
+                    ? BlockOperation { ran() }
+                    : TaskOperation { () async throws(StepError) -> Int in
+                        ran()
+                        if failing.contains(index) { throw .planned(index) }
+                        return index
+                    }
+                dependent.addDependency(source)
+                return dependent
+            }
+            let context = "iteration \(iteration): \(width) dependents, \(policy), failing \(failing.sorted())"
+            try? await Pipeline([source] + dependents, on: queue, failurePolicy: policy).waitForCompletion()
+            #expect(dependents.allSatisfy { $0.isFinished }, "\(context)")
+            #expect(runsTooEarly.current == 0, "\(context)")
+            let counts = runs.current
+            #expect(counts.allSatisfy { $0 <= 1 }, "\(context)")
+            switch policy {
+            case .cancelDependents:
+                #expect(counts.allSatisfy { $0 == 1 }, "\(context)")
+            case .cancelAll:
+                #expect(
+                    zip(counts, dependents).allSatisfy { $0 == 1 || $1.isCancelled }, "\(context)")
+            }
+        }
+    }
 }

@@ -138,13 +138,14 @@ struct PipelineScaleTests {
             if source.isFinished { runsAfterTheSource.withLock { $0 += 1 } } else { runsTooEarly.withLock { $0 += 1 } }
         }
         enum State: CaseIterable { case toRun, cancelledWhilePending, finished, listedInTheQueue }
+        var generator = Stress.generator(for: "aFanOutWiderThanAnAdmissionBatchEndsEveryDependentInItsOwnState")
         var states: [State] = []
         var dependents: [Operation] = []
         for index in 0..<700 {
             let isBlock = index.isMultiple(of: 2)
             // Foundation's `start()` ends a cancelled operation only once it is ready: a cancelled
             // block waits for the source, as a pending one.
-            let state = State.allCases.filter { !isBlock || $0 != .finished }.randomElement()!
+            let state = State.allCases.filter { !isBlock || $0 != .finished }.randomElement(using: &generator)!
             let dependent: Operation =
                 isBlock
                 ? BlockOperation { body() }
@@ -165,7 +166,7 @@ struct PipelineScaleTests {
             states.append(state)
             dependents.append(dependent)
         }
-        let pipeline = try Pipeline([source] + dependents.shuffled(), on: queue)
+        let pipeline = try Pipeline([source] + dependents.shuffled(using: &generator), on: queue)
         pipeline.start()
         await source.started.wait()
         release.fire()

@@ -8,7 +8,9 @@
 # the test process are printed (when gdb is installed), the command is stopped, the tests that
 # started and never ended are listed (scripts/unfinished-tests.py, from Swift Testing's event
 # stream TEST_EVENTS when the command writes one, since the console output `swift test` relays
-# can stop mid-line), and the script exits 124. Otherwise it exits with the command's status.
+# can stop mid-line), and the script exits 124. Otherwise it exits with the command's status,
+# and when that is a failure it first repeats the sanitizer reports and failed tests of the
+# output (scripts/failure-recap.py), since a CI log is read from its end.
 set -uo pipefail
 limit=$1
 output=$2
@@ -61,3 +63,7 @@ while kill -0 "$group" 2>/dev/null; do
     sleep 2
 done
 wait "$group"
+status=$?
+# A failure's cause is printed where it happened, often far above the run's last line: repeat it.
+if ((status != 0)); then python3 "$(dirname "$0")/failure-recap.py" "$output"; fi
+exit "$status"

@@ -221,7 +221,15 @@ struct RunAndAwaitTests {
         try await runner.value
         #expect(events.all == ["legacy started", "legacy finished", "returned"])
     }
+}
 
+/// A thousand awaits on a width-1 queue, each needing a few hops through the cooperative pool
+/// one after another. Alone the four cases take 0.08 s; in the plain run, beside every stress
+/// suite on two cores, the pool's queue is long and they took 51 s (CI60) and over 60 s when
+/// the machine was busier still (CI62): the time limit only guards against a hang, so it is
+/// three minutes here.
+@Suite(.timeLimit(.minutes(3)))
+struct SerialQueueAwaitTests {
     enum Arrival: String, CaseIterable, Sendable {
         case concurrently
         case oneAfterAnother

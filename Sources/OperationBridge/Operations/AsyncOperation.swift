@@ -913,11 +913,13 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     func waitForFinish(
         _ id: LifecycleStateMachine.ObserverID, decision: Bool, admittingTo queue: OperationQueue? = nil
     ) async -> Bool {
-        await withUnsafeContinuation { continuation in
+        let finished = await withUnsafeContinuation { continuation in
             let immediate = lock.withCriticalSection { lifecycle.installWaiter(id, continuation, decision: decision) }
             queue?.admit(self)
             if let immediate { continuation.resume(returning: immediate) }
         }
+        continuationResumed()
+        return finished
     }
 
     /// How many tasks have a waiter installed on the operation (tests). Thread-safe.

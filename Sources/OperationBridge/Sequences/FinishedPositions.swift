@@ -75,7 +75,7 @@ final class FinishedPositions: @unchecked Sendable {
         case .end: return nil
         case .wait: break
         }
-        return await withTaskCancellationHandler {
+        let position = await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
                 let immediate = lock.withCriticalSection { () -> Int?? in
                     if terminated || delivered == total { return .some(nil) }
@@ -88,6 +88,8 @@ final class FinishedPositions: @unchecked Sendable {
         } onCancel: {
             terminate()
         }
+        continuationResumed()
+        return position
     }
 
     private enum Poll {

@@ -217,7 +217,7 @@ final class StreamRun: @unchecked Sendable {
 
     /// Waits for a free place and takes it; `false` once the run has stopped.
     private func takePlace() async -> Bool {
-        await withUnsafeContinuation { continuation in
+        let answer = await withUnsafeContinuation { continuation in
             let answer = lock.withCriticalSection { () -> Bool? in
                 let answer = takePlaceLocked()
                 if answer == nil { producer = continuation }
@@ -225,6 +225,8 @@ final class StreamRun: @unchecked Sendable {
             }
             if let answer { continuation.resume(returning: answer) }
         }
+        continuationResumed()
+        return answer
     }
 
     /// Takes a free place: `true`; `false` once the run has stopped; `nil` when none is free.
@@ -360,7 +362,7 @@ final class StreamRun: @unchecked Sendable {
     /// The next finished operation in the run's order, or the end. Cancelling the calling task
     /// stops the run: it returns `.end(nil)`.
     func next() async -> Event {
-        await withTaskCancellationHandler {
+        let event = await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
                 // A place given back wakes the producer in the same critical section.
                 let wakes = lock.withCriticalSection { () -> Wakes in
@@ -375,6 +377,8 @@ final class StreamRun: @unchecked Sendable {
         } onCancel: {
             stop()
         }
+        continuationResumed()
+        return event
     }
 
     /// Stops the run: no further input is pulled, the unfinished operations are cancelled, and

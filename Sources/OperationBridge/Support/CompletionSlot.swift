@@ -58,7 +58,7 @@ final class CompletionSlot<Value: Sendable>: @unchecked Sendable {
             registered()
             return value
         }
-        return await withUnsafeContinuation { continuation in
+        let value = await withUnsafeContinuation { continuation in
             let value = lock.withCriticalSection { () -> Value? in
                 switch state {
                 case .empty:
@@ -74,6 +74,8 @@ final class CompletionSlot<Value: Sendable>: @unchecked Sendable {
             registered()
             if let value { continuation.resume(returning: value) }
         }
+        continuationResumed()
+        return value
     }
 
     /// The fast path of ``wait()``: the value, when it was delivered before anybody waited.

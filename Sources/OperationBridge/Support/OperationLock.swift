@@ -85,7 +85,7 @@ func exchange<Value>(_ slot: inout Value, with newValue: Value) -> Value {
     /// (hundreds of false reports per test run). The sanitizer's own annotations, looked up once
     /// in the running process, record the order; without the sanitizer they are absent and
     /// cost the global's once-check, a load and a branch per critical section.
-    private struct ThreadSanitizerAnnotations {
+    struct ThreadSanitizerAnnotations {
         private typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
         private let acquire: Annotation
         private let release: Annotation
@@ -113,8 +113,38 @@ func exchange<Value>(_ slot: inout Value, with newValue: Value) -> Value {
         func releasing(_ lock: borrowing OperationLock) {
             withUnsafePointer(to: lock) { release(UnsafeRawPointer($0)) }
         }
+
+        /// The current task was just resumed: see ``continuationResumed()``. The runtime's
+        /// `resume` announces its release on the task's address (its `AsyncTask`, which is
+        /// its `Job`), the address an `UnsafeCurrentTask` holds.
+        func taskResumed(_ task: UnsafeCurrentTask) {
+            acquire(unsafeBitCast(task, to: UnsafeRawPointer.self))
+        }
     }
 #endif
+
+/// Call right after the package's `withUnsafeContinuation` returns: tells ThreadSanitizer that
+/// whatever the resumer did before `resume` happens before what the task does next.
+///
+/// The Swift runtime records that order only when the resumed task is enqueued again. When the
+/// resume lands after the continuation is handed over but before the task reaches its
+/// suspension, the task goes on at once on its own thread, and the runtime's
+/// `swift_continuation_await` acquires nothing (checked in its source, Swift 6.x): a task that
+/// awaited an operation, then read what the operation's `main()` wrote (the seed articles'
+/// subclasses keep their state in plain stored properties) was reported as a data race, rarely
+/// (CI61, and `ThreadSanitizerOrderTests` forces that path). This acquires on the task's own
+/// address, which the runtime's `resume` releases. Without the sanitizer it costs the lookup's
+/// once-check and a branch; on Apple platforms it does nothing (the package's CI runs the
+/// sanitizer on Linux only).
+@inline(__always)
+func continuationResumed() {
+    #if !canImport(Darwin)
+        guard let annotations = ThreadSanitizerAnnotations.inProcess else { return }
+        withUnsafeCurrentTask { task in
+            if let task { annotations.taskResumed(task) }
+        }
+    #endif
+}
 
 #if !canImport(Darwin)
     /// A value carried out of a `Mutex` critical section (see ``OperationLock``).

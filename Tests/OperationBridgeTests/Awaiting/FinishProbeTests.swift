@@ -120,7 +120,7 @@ import Testing
                     done.leave()
                 }
                 queue.addOperation(operation)
-                await withCheckedContinuation { continuation in
+                await resumeOrdered { continuation in
                     done.notify(queue: .global()) { continuation.resume() }
                 }
                 try? await operation.bridge.waitForCompletion()

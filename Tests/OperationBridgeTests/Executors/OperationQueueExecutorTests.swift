@@ -318,7 +318,7 @@ struct OperationQueueExecutorTests {
                 let queue = makeSerialQueue("ledger")
                 let actor = QueueBoundActor(queue: queue)
                 let other = makeSerialQueue("elsewhere")
-                await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in
+                await resumeOrdered { (_: CheckedContinuation<Void, Never>) in
                     other.addOperation { actor.assumeIsolated { _ in } }
                 }
             }

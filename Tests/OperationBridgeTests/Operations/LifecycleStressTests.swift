@@ -346,7 +346,7 @@ struct LifecycleStressTests {
         for (awaiter, cancelled) in zip(awaiters, plan.awaiters) where cancelled {
             awaiter.cancel()
         }
-        await withCheckedContinuation { continuation in
+        await resumeOrdered { continuation in
             group.notify(queue: .global()) { continuation.resume() }
         }
 

@@ -213,7 +213,7 @@ final class ChainBox: @unchecked Sendable {
 /// Drops the box's references on a new thread with a 512 KiB stack — the size of Darwin's
 /// secondary threads — and waits until it has.
 func releaseOnASmallStack(_ box: ChainBox) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    await resumeOrdered { (continuation: CheckedContinuation<Void, Never>) in
         let thread = Thread {
             box.operations = []
             continuation.resume()

@@ -908,7 +908,7 @@ struct ProgressFinishOrderTests {
                 }
                 await #expect(processExitsWith: .success) {
                     let operation = ProgressFinishOrderTests.reportingFour()
-                    let snapshot = await withCheckedContinuation { continuation in
+                    let snapshot = await resumeOrdered { continuation in
                         operation.bridge.whenFinished(on: .dispatchQueue(DispatchQueue(label: "whenFinished"))) {
                             continuation.resume(returning: operation.bridge.operationProgress.snapshot)
                         }

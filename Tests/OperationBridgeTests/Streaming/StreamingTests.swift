@@ -100,7 +100,7 @@ private final class AsyncPermit: @unchecked Sendable {
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
     func acquire() async {
-        await withCheckedContinuation { continuation in
+        await resumeOrdered { continuation in
             let granted = lock.withLock {
                 if available {
                     available = false

@@ -57,7 +57,7 @@ final class OneShotSignal: @unchecked Sendable {
     func wait() async -> Bool {
         let id = makeID()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            await resumeOrdered { continuation in
                 lock.lock()
                 if fired {
                     lock.unlock()

@@ -82,7 +82,7 @@ final class Latch: @unchecked Sendable {
     }
 
     func wait() async {
-        await withCheckedContinuation { continuation in
+        await resumeOrdered { continuation in
             lock.lock()
             if remaining <= 0 {
                 lock.unlock()
@@ -336,7 +336,7 @@ enum Outcome: Hashable, Sendable, CustomStringConvertible {
 /// Runs `body` on a thread outside the cooperative pool and returns its value, so tests can
 /// block, spin or call `DispatchQueue.concurrentPerform` without starving Swift concurrency.
 func onDispatchThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
-    await withCheckedContinuation { continuation in
+    await resumeOrdered { continuation in
         DispatchQueue.global().async {
             continuation.resume(returning: body())
         }
@@ -347,7 +347,7 @@ func onDispatchThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) 
 /// operation queue's serial `underlyingQueue`), this means its threads have let go of
 /// everything those blocks held.
 func drain(_ queue: DispatchQueue) async {
-    await withCheckedContinuation { continuation in
+    await resumeOrdered { continuation in
         queue.async { continuation.resume() }
     }
 }

@@ -62,7 +62,7 @@ final class Trigger: Sendable {
             return state.nextID
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            await resumeOrdered { continuation in
                 let immediate: Bool? = state.withLock { state in
                     if state.fired { return true }
                     if state.cancelledBeforeSuspending.remove(id) != nil { return false }

@@ -40,7 +40,7 @@ final class TestClock: Clock, @unchecked Sendable {
             return nextID
         }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            try await resumeOrderedThrowing { (continuation: CheckedContinuation<Void, any Error>) in
                 lock.lock()
                 if Task.isCancelled {
                     lock.unlock()
@@ -92,7 +92,7 @@ final class TestClock: Clock, @unchecked Sendable {
             return nextID
         }
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await resumeOrdered { (continuation: CheckedContinuation<Void, Never>) in
                 lock.lock()
                 if sleepers.count >= count || Task.isCancelled {
                     lock.unlock()

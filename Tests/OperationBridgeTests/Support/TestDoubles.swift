@@ -1,5 +1,31 @@
 import Foundation
-import OperationBridge
+
+@testable import OperationBridge
+
+/// `withCheckedContinuation`, then what the package does after each of its own continuation
+/// waits (`continuationResumed()`): ThreadSanitizer learns that whatever the resumer did before
+/// `resume` happens before what the task does next. Without it, a resume that lands before the
+/// task reaches its suspension orders nothing for the sanitizer (the Swift runtime records the
+/// order only when it enqueues the task again), and a test that then reads what an operation's
+/// `main()` wrote is reported as a data race — as CI61 did once. Every continuation the tests
+/// wait on goes through this or ``resumeOrderedThrowing(isolation:_:)``.
+func resumeOrdered<Value>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (CheckedContinuation<Value, Never>) -> Void
+) async -> Value {
+    let value = await withCheckedContinuation(isolation: isolation, body)
+    continuationResumed()
+    return value
+}
+
+/// ``resumeOrdered(isolation:_:)`` for a continuation that may throw.
+func resumeOrderedThrowing<Value>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (CheckedContinuation<Value, any Error>) -> Void
+) async throws -> Value {
+    defer { continuationResumed() }
+    return try await withCheckedThrowingContinuation(isolation: isolation, body)
+}
 
 /// A gate a test opens by hand: tasks and threads wait at it until `open()`.
 ///
@@ -30,7 +56,7 @@ final class Gate: @unchecked Sendable {
 
     /// Suspends the task until the gate opens.
     func wait() async {
-        await withCheckedContinuation { continuation in
+        await resumeOrdered { continuation in
             lock.lock()
             if isOpen {
                 lock.unlock()

@@ -17,11 +17,13 @@ import Testing
     /// tests check the value in every run; under `swift test --sanitize=thread` a missing order
     /// is a "data race" report, which fails the run (Linux only: the annotation is Linux's).
     ///
-    /// The first two pin the mechanism: without `continuationResumed()` after the wait, the
-    /// sanitizer reports the read (checked by removing it). The last two take the same path
-    /// through the package's own waits; in the debug build something else on those paths
-    /// already orders them (not identified; they pass without the annotation there), so they
-    /// pin that those waits stay race-free, not why.
+    /// Each test reads the written value first, before anything else runs that could take a
+    /// lock the resumer also took. The first two pin the mechanism: without
+    /// `continuationResumed()` after the wait, the sanitizer reports the read (checked by
+    /// disabling it). The last two take the same path through the package's own waits; in the
+    /// debug build something else on those paths already orders them (not identified: they
+    /// pass with the annotation disabled too), so they pin that those waits stay race-free, not
+    /// why.
     @Suite("ThreadSanitizer sees the order of a resume that lands before the task suspends")
     struct ThreadSanitizerOrderTests {
         @Test("A bare continuation, then continuationResumed(): the resumer's writes are ordered")
@@ -37,8 +39,9 @@ import Testing
                 resumed.spinUntilSet()
             }
             continuationResumed()
+            let read = written.value  // first: see the suite's note
             #expect(value == 1)
-            #expect(written.value == 42)
+            #expect(read == 42)
         }
 
         @Test("The tests' own waits (resumeOrdered): the resumer's writes are ordered")
@@ -53,8 +56,9 @@ import Testing
                 }
                 resumed.spinUntilSet()
             }
+            let read = written.value  // first: see the suite's note
             #expect(value == 1)
-            #expect(written.value == 42)
+            #expect(read == 42)
         }
 
         @Test("A completion slot fulfilled while its waiter hands over: the fulfiller's writes are ordered")
@@ -70,8 +74,9 @@ import Testing
                 }
                 resumed.spinUntilSet()
             }
+            let read = written.value  // first: see the suite's note
             #expect(value == 1)
-            #expect(written.value == 42)
+            #expect(read == 42)
         }
 
         @Test("An operation finished while the awaiting call adds it: its main()'s writes are ordered")
@@ -82,7 +87,8 @@ import Testing
             let operation = WritingOperation()
             queue.operationFinished = operation.finishedAndResumed
             try await queue.runUntilFinished(operation)
-            #expect(operation.written == 42)
+            let read = operation.written  // first: see the suite's note
+            #expect(read == 42)
         }
     }
 

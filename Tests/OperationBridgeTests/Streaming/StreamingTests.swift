@@ -13,8 +13,8 @@ private final class PlaceLedger: @unchecked Sendable {
     private var pulled = 0
     private var delivered = 0
     private var running = 0
-    private(set) var mostPulledAhead = 0
-    private(set) var mostRunning = 0
+    private var mostPulledAhead = 0
+    private var runningAtMost = 0
 
     init(capacity: Int) { self.capacity = capacity }
 
@@ -31,12 +31,15 @@ private final class PlaceLedger: @unchecked Sendable {
 
     func enterRun() {
         lock.withLock {
-            running += 1; mostRunning = max(mostRunning, running)
+            running += 1; runningAtMost = max(runningAtMost, running)
         }
     }
     func leaveRun() { lock.withLock { running -= 1 } }
 
     var keptTheBound: Bool { lock.withLock { mostPulledAhead <= capacity + 1 } }
+
+    /// The most operations that ran at once.
+    var mostRunning: Int { lock.withLock { runningAtMost } }
 }
 
 /// An `AsyncSequence` of inputs that a test feeds by hand, and that may end with an error.

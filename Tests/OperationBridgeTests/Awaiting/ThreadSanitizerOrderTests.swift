@@ -31,12 +31,7 @@ import Testing
             let written = UnguardedBox()
             let resumed = RelaxedFlag()
             let value = await withUnsafeContinuation { (continuation: UnsafeContinuation<Int, Never>) in
-                Thread.detachNewThread {
-                    written.value = 42
-                    continuation.resume(returning: 1)
-                    resumed.set()
-                }
-                resumed.spinUntilSet()
+                resumeFromAnotherThread(writing: written, resumed: resumed) { continuation.resume(returning: 1) }
             }
             continuationResumed()
             let read = written.value  // first: see the suite's note
@@ -49,12 +44,7 @@ import Testing
             let written = UnguardedBox()
             let resumed = RelaxedFlag()
             let value = await resumeOrdered { (continuation: CheckedContinuation<Int, Never>) in
-                Thread.detachNewThread {
-                    written.value = 42
-                    continuation.resume(returning: 1)
-                    resumed.set()
-                }
-                resumed.spinUntilSet()
+                resumeFromAnotherThread(writing: written, resumed: resumed) { continuation.resume(returning: 1) }
             }
             let read = written.value  // first: see the suite's note
             #expect(value == 1)
@@ -90,6 +80,19 @@ import Testing
             let read = operation.written  // first: see the suite's note
             #expect(read == 42)
         }
+    }
+
+    /// On a new thread: writes 42 to `written`, calls `resume`, then sets `resumed`; returns
+    /// only once `resumed` is set, so a wait's body that calls it returns after the resume.
+    private func resumeFromAnotherThread(
+        writing written: UnguardedBox, resumed: RelaxedFlag, _ resume: @escaping @Sendable () -> Void
+    ) {
+        Thread.detachNewThread {
+            written.value = 42
+            resume()
+            resumed.set()
+        }
+        resumed.spinUntilSet()
     }
 
     /// A value written on one thread and read on another with no lock: only the order under test

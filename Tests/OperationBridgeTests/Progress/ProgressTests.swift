@@ -1,6 +1,7 @@
 import Foundation
-import OperationBridge
 import Testing
+
+@testable import OperationBridge
 
 /// A classic subclass that reports its progress from its own work: `units` units, one per step;
 /// each step after the first waits for the next gate, so a test sees every intermediate state.
@@ -629,6 +630,44 @@ extension FoundationProgressTests {
             try await queue.waitForAllOperations()
             #expect(queue.progress.completedUnitCount == (reports ? 1 : 0))
         }
+    }
+
+    @Test(
+        "Queue progress: more queues than the lookup keeps (it is emptied), short-lived ones at reused addresses, one queue throughout"
+    )
+    func queueProgressPastTheLookupsCapacity() async throws {
+        let lasting = OperationQueue()
+        lasting.progress.totalUnitCount = 1
+        var lastingRuns = 0
+        let rounds = QueueProgressLookup.shared.capacity * 2 + 50
+        for round in 0..<rounds {
+            let queue = OperationQueue()
+            let reports = round % 3 == 0
+            if reports { queue.progress.totalUnitCount = 1 }
+            _ = await queue.run(TaskOperation { round })
+            try await queue.waitForAllOperations()
+            #expect(queue.progress.completedUnitCount == (reports ? 1 : 0))
+            if round % 50 == 0 {
+                _ = await lasting.run(TaskOperation { round })
+                lastingRuns += 1
+            }
+        }
+        try await lasting.waitForAllOperations()
+        #expect(lasting.progress.completedUnitCount == Int64(lastingRuns))
+    }
+
+    @Test("Queue progress: the lookup does not keep a queue alive")
+    func queueProgressLookupLetsQueuesGo() async throws {
+        weak var released: OperationQueue?
+        do {
+            let queue = OperationQueue()
+            queue.progress.totalUnitCount = 1
+            released = queue
+            _ = await queue.run(TaskOperation { 1 })
+            try await queue.waitForAllOperations()
+            #expect(queue.progress.completedUnitCount == 1)
+        }
+        #expect(released == nil)
     }
 }
 

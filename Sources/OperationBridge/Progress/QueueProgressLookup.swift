@@ -70,13 +70,8 @@ final class QueueProgressLookup: @unchecked Sendable {
     private var entries: [ObjectIdentifier: Entry] = [:]
     /// When the table holds this many entries, it is emptied. The queues' memory they keep (an
     /// `OperationQueue` instance each, on Linux) is bounded by it and by the number of threads.
-    let capacity: Int
+    let capacity = 256
     private let caches = ThreadSpecific { Cache() }
-
-    /// A lookup emptied at `capacity` entries (the shared one: 256).
-    init(capacity: Int = 256) {
-        self.capacity = capacity
-    }
 
     /// `queue.progress` when the queue reports progress (its total has been set: Foundation's
     /// opt-in), `nil` otherwise. Safe from any thread.

@@ -623,12 +623,7 @@ extension FoundationProgressTests {
 
         // Queues come and go, often at the addresses of released ones: each counts its own.
         for round in 0..<200 {
-            let queue = OperationQueue()
-            let reports = round % 3 == 0
-            if reports { queue.progress.totalUnitCount = 1 }
-            _ = await queue.run(TaskOperation { round })
-            try await queue.waitForAllOperations()
-            #expect(queue.progress.completedUnitCount == (reports ? 1 : 0))
+            try await runOnAShortLivedQueue(round: round)
         }
     }
 
@@ -641,12 +636,7 @@ extension FoundationProgressTests {
         var lastingRuns = 0
         let rounds = QueueProgressLookup.shared.capacity * 2 + 50
         for round in 0..<rounds {
-            let queue = OperationQueue()
-            let reports = round % 3 == 0
-            if reports { queue.progress.totalUnitCount = 1 }
-            _ = await queue.run(TaskOperation { round })
-            try await queue.waitForAllOperations()
-            #expect(queue.progress.completedUnitCount == (reports ? 1 : 0))
+            try await runOnAShortLivedQueue(round: round)
             if round % 50 == 0 {
                 _ = await lasting.run(TaskOperation { round })
                 lastingRuns += 1
@@ -654,6 +644,17 @@ extension FoundationProgressTests {
         }
         try await lasting.waitForAllOperations()
         #expect(lasting.progress.completedUnitCount == Int64(lastingRuns))
+    }
+
+    /// Runs one operation on a new queue that reports progress when `round` is a multiple of 3,
+    /// and expects the queue to count it exactly then.
+    private func runOnAShortLivedQueue(round: Int) async throws {
+        let queue = OperationQueue()
+        let reports = round % 3 == 0
+        if reports { queue.progress.totalUnitCount = 1 }
+        _ = await queue.run(TaskOperation { round })
+        try await queue.waitForAllOperations()
+        #expect(queue.progress.completedUnitCount == (reports ? 1 : 0))
     }
 
     @Test("Queue progress: the lookup does not keep a queue alive")

@@ -8,7 +8,9 @@
 # the test process are printed (when gdb is installed), the command is stopped, the tests that
 # started and never ended are listed (scripts/unfinished-tests.py, from Swift Testing's event
 # stream TEST_EVENTS when the command writes one, since the console output `swift test` relays
-# can stop mid-line), and the script exits 124. Otherwise it exits with the command's status,
+# can stop mid-line), and the script exits 124. The threads are also printed, once, when the
+# first stuck-await report of the package appears in the output (OPERATIONBRIDGE_STUCK_AWAIT_SECONDS).
+# Otherwise it exits with the command's status,
 # and when that is a failure it first repeats the sanitizer reports and failed tests of the
 # output (scripts/failure-recap.py), since a CI log is read from its end.
 set -uo pipefail
@@ -41,24 +43,38 @@ session_processes() {
         fi
     done
 }
+# Prints the threads of the test processes of the session (when gdb is installed); $1 says why.
+dump_threads() {
+    command -v gdb >/dev/null || return 0
+    local process
+    for process in $(session_processes "$group"); do
+        grep -q 'PackageTests' "/proc/$process/cmdline" 2>/dev/null || continue
+        printf '\n--- threads of process %s, %s ---\n' "$process" "$1"
+        timeout 120 gdb -p "$process" -batch -ex 'thread apply all bt 30' >"$output.gdb" 2>&1
+        grep -E '^(Thread|#)' "$output.gdb" || { echo "(gdb printed no threads:)"; tail -5 "$output.gdb"; }
+    done
+}
+
 deadline=$(($(date +%s) + limit))
+# An await that outlives OPERATIONBRIDGE_STUCK_AWAIT_SECONDS prints its wait graph (the package
+# does; .ci/run sets the variable). The first time one does, the threads are printed as well,
+# while the await is still stuck: a Swift Testing time limit would otherwise fail the test and
+# let the run go on, with nothing saying what each thread was doing.
+threads_shown=false
 while kill -0 "$group" 2>/dev/null; do
     if (($(date +%s) >= deadline)); then
         printf '\n=== TIME LIMIT: %s s reached, stopped: %s ===\n' "$limit" "$*"
-        if command -v gdb >/dev/null; then
-            for process in $(session_processes "$group"); do
-                grep -q 'PackageTests' "/proc/$process/cmdline" 2>/dev/null || continue
-                printf '\n--- threads of process %s ---\n' "$process"
-                timeout 120 gdb -p "$process" -batch -ex 'thread apply all bt 30' >"$output.gdb" 2>&1
-                grep -E '^(Thread|#)' "$output.gdb" || { echo "(gdb printed no threads:)"; tail -5 "$output.gdb"; }
-            done
-        fi
+        dump_threads "at the time limit"
         # The session's leader by name too: `wait` then returns, whatever the lookup found.
         # shellcheck disable=SC2046 # one pid per word
         kill -KILL "$group" $(session_processes "$group") 2>/dev/null
         wait "$group" 2>/dev/null
         python3 "$(dirname "$0")/unfinished-tests.py" "$output" ${TEST_EVENTS:+"$TEST_EVENTS"}
         exit 124
+    fi
+    if ! $threads_shown && grep -q '^OperationBridge: .* has been waiting for more than' "$output"; then
+        threads_shown=true
+        dump_threads "at the first stuck-await report"
     fi
     sleep 2
 done

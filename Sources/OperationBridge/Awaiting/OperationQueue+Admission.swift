@@ -125,8 +125,9 @@ extension OperationQueue {
     /// - Parameter settledDependencies: How many of the operation's dependencies the caller knows
     ///   Foundation has already counted finished: the graph scheduler launches a step only once
     ///   it has seen its dependencies finish, and a package operation calls its finish observers
-    ///   only after Foundation's `isFinished` bookkeeping has returned. When every dependency is
-    ///   such, no wake-up can be lost and nothing more is done.
+    ///   only after Foundation's `isFinished` bookkeeping has returned (and tells them when
+    ///   another thread may still be doing it). When every dependency is such, no wake-up can be
+    ///   lost and nothing more is done.
     func enqueue(_ operation: Operation, settledDependencies: Int = 0) {
         addOperation(operation)
         announceReadinessIfAWakeUpMayBeLost(operation, settledDependencies: settledDependencies)

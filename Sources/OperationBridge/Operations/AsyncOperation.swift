@@ -191,7 +191,20 @@ open class AsyncOperation: Operation, @unchecked Sendable {
 
     /// `true` once ``finish()`` has completed. Thread-safe.
     open override var isFinished: Bool {
-        lock.withCriticalSection { lifecycle.isFinished }
+        lock.withCriticalSection {
+            // Only while the finish notifications are being sent: which thread asks.
+            if lifecycle.isSendingFinishNotifications {
+                lifecycle.noteFinishedRead(bySendingThread: FinishNotifyingThread.isSending(self))
+            }
+            return lifecycle.isFinished
+        }
+    }
+
+    /// Another thread read `isFinished` while this operation's finish notifications were being
+    /// sent: Linux's queue may have counted the operation out of its dependents there, after
+    /// the finish observers ran. For tests.
+    var wasFinishReadElsewhere: Bool {
+        lock.withCriticalSection { lifecycle.wasFinishReadElsewhere }
     }
 
     /// For a chained step that ran without its input because the upstream that was to provide it
@@ -792,6 +805,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     private func sendFinishNotifications(wasExecuting: Bool) {
+        // This thread sends them: a read of `isFinished` meanwhile from any other thread is
+        // noted (see `isFinished`, and below).
+        let sendingThread = FinishNotifyingThread.slot.current
+        let outerOperation = sendingThread.operation
+        sendingThread.operation = ObjectIdentifier(self)
+        defer { sendingThread.operation = outerOperation }
         withExtendedLifetime(self) {
             // The progress ends first, while the operation is still finishing: until
             // `completeFinish()` no awaiter can return (`installWaiter` and `reserveWaitID` see an
@@ -822,18 +841,25 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             if let keys = rareWork?.keys { ExclusivityCoordinator.shared.withdraw(keys) }
             if wasExecuting { didChangeValue(forKey: "isExecuting") }
             didChangeValue(forKey: "isFinished")
+            // Linux's queue counts the operation out of its dependents inside these
+            // notifications — unless the queue thread that started it found it finished first,
+            // right after its `start()` returned, and counts it there: it asks `isFinished`
+            // first, so a read from another thread meanwhile says that this may be so.
+            let countedElsewhere = lock.withCriticalSection { lifecycle.endFinishNotifications() }
             // Awaiting tasks and callbacks (the pipeline scheduler) only now that the queue has
-            // counted this operation out of its dependents: a dependent that one of them adds to
-            // a queue is ready at once. Resumed earlier, an awaiting `queue.run(next)` could
-            // race Foundation's bookkeeping, and Linux's queue then loses the wake-up of `next`
-            // for good (Design.md, "Platform facts").
+            // counted this operation out of its dependents (or may be counting it on another
+            // thread): a dependent that one of them adds to a queue is ready at once, or its
+            // readiness is announced (`OperationQueue.enqueue`). Resumed earlier, an awaiting
+            // `queue.run(next)` could race Foundation's bookkeeping, and Linux's queue then
+            // loses the wake-up of `next` for good (Design.md, "Platform facts").
             for case (_, .waiter(let continuation, _)) in observers {
                 continuation.resume(returning: true)
             }
             for (_, observer) in observers {
                 switch observer {
                 case .callback(let callback): callback()
-                case .schedulerNode(let scheduler, let node): scheduler.nodeFinished(node, observed: true)
+                case .schedulerNode(let scheduler, let node):
+                    scheduler.nodeFinished(node, observed: !countedElsewhere)
                 case .waiter, .cancelledBeforeInstall: break
                 }
             }
@@ -1077,5 +1103,22 @@ extension Bridge where Base: AsyncOperation {
     ///     test clock, for example).
     public func limitRunningTime<C: Clock<Duration>>(until deadline: C.Instant, clock: C = ContinuousClock()) {
         base.setRunningTimeLimit(until: deadline, clock: clock)
+    }
+}
+
+/// The operation whose `isFinished` notifications a thread is sending, if any: `isFinished`
+/// notes a read from any other thread meanwhile (Design.md, "Platform facts": Linux's queue may
+/// then count the operation out of its dependents on that thread).
+///
+/// Safety: only its own thread touches a thread's object (``ThreadSpecific``).
+final class FinishNotifyingThread {
+    static let slot = ThreadSpecific { FinishNotifyingThread() }
+
+    /// The operation; the one being finished outside, restored once an inner finish is done.
+    var operation: ObjectIdentifier?
+
+    /// Whether this thread is sending `operation`'s `isFinished` notifications.
+    static func isSending(_ operation: AsyncOperation) -> Bool {
+        slot.current.operation == ObjectIdentifier(operation)
     }
 }

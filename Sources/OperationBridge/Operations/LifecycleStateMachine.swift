@@ -94,6 +94,10 @@ struct LifecycleStateMachine {
         static let timedOut = Flags(rawValue: 1 << 3)
         /// The operation became executing.
         static let didExecute = Flags(rawValue: 1 << 4)
+        /// Finished, and its `isFinished` notifications are still being sent.
+        static let sendingFinishNotifications = Flags(rawValue: 1 << 5)
+        /// Another thread read `isFinished` while they were being sent.
+        static let finishReadElsewhere = Flags(rawValue: 1 << 6)
 
         mutating func set(_ flag: Flags, to value: Bool) {
             if value { insert(flag) } else { remove(flag) }
@@ -146,6 +150,13 @@ struct LifecycleStateMachine {
     private(set) var didExecute: Bool {
         get { flags.contains(.didExecute) }
         set { flags.set(.didExecute, to: newValue) }
+    }
+
+    /// Another thread than the one sending the `isFinished` notifications read `isFinished`
+    /// while they were being sent (see ``noteFinishedRead(bySendingThread:)``).
+    private(set) var wasFinishReadElsewhere: Bool {
+        get { flags.contains(.finishReadElsewhere) }
+        set { flags.set(.finishReadElsewhere, to: newValue) }
     }
 
     // MARK: Queries
@@ -283,13 +294,38 @@ struct LifecycleStateMachine {
         }
     }
 
-    /// Ends the finish transition and hands back the observers to notify outside the lock.
+    /// Ends the finish transition and hands back the observers to notify outside the lock. The
+    /// `isFinished` notifications that follow are being sent until
+    /// ``endFinishNotifications()``.
     mutating func completeFinish() -> ObserverList {
         guard case .finishing = state else {
             preconditionFailure("Internal inconsistency: completed finish from \(state)")
         }
         state = .finished
+        flags.insert(.sendingFinishNotifications)
         return exchange(&observers, with: ObserverList())
+    }
+
+    /// `isFinished` is being read; `bySendingThread` when by the thread sending the `isFinished`
+    /// notifications. Read by another thread meanwhile, Linux's queue may be counting the
+    /// operation out of its dependents on that thread, not inside the notifications: a queue
+    /// thread that finds the operation finished right after its `start()` returned does so
+    /// (Design.md, "Platform facts").
+    mutating func noteFinishedRead(bySendingThread: Bool) {
+        guard flags.contains(.sendingFinishNotifications), !bySendingThread else { return }
+        wasFinishReadElsewhere = true
+    }
+
+    /// Whether the `isFinished` notifications are being sent (see ``completeFinish()``).
+    var isSendingFinishNotifications: Bool { flags.contains(.sendingFinishNotifications) }
+
+    /// The `isFinished` notifications have been sent.
+    ///
+    /// - Returns: Whether another thread read `isFinished` meanwhile: Foundation's bookkeeping of
+    ///   the finish may then still be running on that thread.
+    mutating func endFinishNotifications() -> Bool {
+        flags.remove(.sendingFinishNotifications)
+        return wasFinishReadElsewhere
     }
 
     // MARK: Queue admission

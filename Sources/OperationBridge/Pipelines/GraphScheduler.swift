@@ -52,8 +52,9 @@ final class GraphScheduler: @unchecked Sendable {
     private let outsideDependencies: [(node: Int, dependency: Operation)]
     /// For each node, how many of its dependencies the queue has surely counted finished once the
     /// scheduler has seen them all finish: its in-set dependencies when they are all the
-    /// package's operations (whose finish observers run after Foundation's bookkeeping) and it has
-    /// none outside the set; otherwise 0 (see `OperationQueue.enqueue(_:settledDependencies:)`).
+    /// package's operations (whose finish observers run after Foundation's bookkeeping, or say
+    /// when it may still run on another thread) and it has none outside the set; otherwise 0
+    /// (see `OperationQueue.enqueue(_:settledDependencies:)`).
     private let settledDependencyCount: [Int]
     /// Where ready operations are added; `nil` when the operations are only observed.
     let queue: OperationQueue?
@@ -596,9 +597,10 @@ final class GraphScheduler: @unchecked Sendable {
         return .init(operation: operation, settledDependencies: launch.dependenciesFinished ? settled : 0)
     }
 
-    /// Records that `node` has finished: `observed` when its finish observer told so (called after
-    /// Foundation's bookkeeping), rather than found finished when it was about to be observed
-    /// (its finish may still be being announced on another thread).
+    /// Records that `node` has finished: `observed` when its finish observer told so after
+    /// Foundation's bookkeeping, rather than found finished when it was about to be observed, or
+    /// told so while another thread may still be counting it out of its dependents (the queue
+    /// thread that started it, on Linux: `AsyncOperation.isFinished`).
     func nodeFinished(_ node: Int, observed: Bool) {
         // Iterative, so that long runs of already-finished operations do not recurse. The node at
         // hand is kept apart from the others, so that the common finish allocates no list.

@@ -1,6 +1,7 @@
 import Foundation
-import OperationBridge
 import Testing
+
+@testable import OperationBridge
 
 /// Linux's queue loses the wake-up of an operation whose last dependency finishes on another
 /// thread while `addOperation(_:)` adds it: the queue keeps the stale "not ready" it read, and
@@ -50,6 +51,14 @@ struct DependencyWakeUpTests {
         /// `addOperation(_:)` while the dependency finishes, they still run. (Without the healing
         /// in `AsyncOperation.isReady`, the operation never runs: this test fails at its suite's
         /// time limit.)
+        ///
+        /// The healing covers a "ready" answer within two or three milliseconds of the stale
+        /// "not ready" (Design.md, "Platform facts"), which the race here gives microseconds
+        /// apart — unless the adding thread is descheduled in between, as CI72's plain run, all
+        /// tests at once on two cores, once did: the operation then waited for good, as
+        /// documented. So the test asserts the healing when the race took less than 2 ms
+        /// (guaranteed inside the window), and otherwise records the documented gap as a known
+        /// issue and cancels the operation, which then finishes.
         @Test func aPackageOperationYouAddWhileItsDependencyFinishesRuns() async throws {
             let dependency = BlockOperation {}
             let dependent = StaleReadinessOperation { dependency.start() }
@@ -57,9 +66,19 @@ struct DependencyWakeUpTests {
             dependent.armed.set(true)
             let queue = OperationQueue()
             queue.addOperation(dependent)
-            try await dependent.bridge.waitForCompletion()
             #expect(dependent.firstArmedReadiness.current == false)  // the race did happen
-            #expect(dependent.result == .success(7))
+            let span = try #require(dependent.trick.raceNanoseconds.current)
+            if span < 2_000_000 {
+                try await dependent.bridge.waitForCompletion()
+                #expect(dependent.result == .success(7))
+            } else {
+                let pause = "the adding thread was descheduled for \(span / 1_000_000) ms in the race"
+                withKnownIssue(Comment(rawValue: pause), isIntermittent: true) {
+                    #expect(dependent.isFinished)
+                }
+                dependent.cancel()
+                try await dependent.bridge.waitForCompletion()
+            }
         }
 
         /// An operation that is not the package's, added by the package while its dependency
@@ -116,7 +135,11 @@ struct DependencyWakeUpTests {
         /// their finish observers ran, which is after Foundation counted them finished — so the
         /// first time its queue asks, the step is already ready, and no stale "not ready" can be
         /// cached (`OperationQueue.enqueue(_:settledDependencies:)`). A chain step and the leaves
-        /// of a fan-out, launched together.
+        /// of a fan-out, launched together. The exception: the queue thread that started the
+        /// dependency found it finished right after its `start()` returned and counts it itself,
+        /// while the observers run — the dependency then knows that another thread read its
+        /// `isFinished` meanwhile, and the scheduler announces the steps instead
+        /// (`FinishCountedElsewhereTests`). Rare: not once in 48,000 steps of a chain.
         @Test(arguments: [1, 8])
         func aStepAddedAfterItsPackageDependenciesFinishIsReadyWhenItsQueueFirstAsks(dependents: Int) async throws {
             let dependency = TaskOperation { () async -> Int in 1 }
@@ -128,7 +151,7 @@ struct DependencyWakeUpTests {
             }
             try await Pipeline([dependency] + steps, on: OperationQueue()).waitForCompletion()
             for step in steps {
-                #expect(step.firstArmedReadiness.current == true)
+                #expect(step.firstArmedReadiness.current == true || dependency.wasFinishReadElsewhere)
                 #expect(step.result == .success(7))
             }
         }
@@ -141,14 +164,19 @@ struct DependencyWakeUpTests {
 private final class StaleReadinessTrick: Sendable {
     let armed = Guarded(false)
     let firstArmedReadiness = Guarded<Bool?>(nil)
+    /// From just before the armed query read its answer to the end of `meanwhile`: an upper
+    /// bound of the time between the stale "not ready" and the "ready" the dependency's finish
+    /// gave (uptime nanoseconds, the clock of `AsyncOperation.isReady`'s healing).
+    let raceNanoseconds = Guarded<UInt64?>(nil)
     private let meanwhile: @Sendable () -> Void
 
     init(meanwhile: @escaping @Sendable () -> Void) {
         self.meanwhile = meanwhile
     }
 
-    /// The answer to give, `ready` being what Foundation answered just now.
-    func answer(_ ready: Bool) -> Bool {
+    /// The answer to give, `ready` being what Foundation answered just now, read from `since`
+    /// (uptime nanoseconds) on.
+    func answer(_ ready: Bool, since: UInt64) -> Bool {
         let firstArmedQuery = armed.withLock { armed in
             defer { armed = false }
             return armed
@@ -156,6 +184,7 @@ private final class StaleReadinessTrick: Sendable {
         if firstArmedQuery {
             firstArmedReadiness.set(ready)
             meanwhile()
+            raceNanoseconds.set(DispatchTime.now().uptimeNanoseconds - since)
         }
         return ready
     }
@@ -181,7 +210,10 @@ private final class StaleReadinessOperation: AsyncResultOperation<Int, Never>, S
         super.init()
     }
 
-    override var isReady: Bool { trick.answer(super.isReady) }
+    override var isReady: Bool {
+        let since = DispatchTime.now().uptimeNanoseconds
+        return trick.answer(super.isReady, since: since)
+    }
 
     override func main() { finish(with: .success(7)) }
 }
@@ -197,5 +229,8 @@ private final class StaleReadinessBlockOperation: BlockOperation, StaleReadiness
         super.init()
     }
 
-    override var isReady: Bool { trick.answer(super.isReady) }
+    override var isReady: Bool {
+        let since = DispatchTime.now().uptimeNanoseconds
+        return trick.answer(super.isReady, since: since)
+    }
 }

@@ -9,7 +9,8 @@
 # started and never ended are listed (scripts/unfinished-tests.py, from Swift Testing's event
 # stream TEST_EVENTS when the command writes one, since the console output `swift test` relays
 # can stop mid-line), and the script exits 124. The threads are also printed, once, when the
-# first stuck-await report of the package appears in the output (OPERATIONBRIDGE_STUCK_AWAIT_SECONDS).
+# first stuck-await report of the package appears in the output (OPERATIONBRIDGE_STUCK_AWAIT_SECONDS)
+# or a test exceeds its Swift Testing time limit (TEST_EVENTS).
 # Otherwise it exits with the command's status,
 # and when that is a failure it first repeats the sanitizer reports and failed tests of the
 # output (scripts/failure-recap.py), since a CI log is read from its end.
@@ -59,8 +60,17 @@ deadline=$(($(date +%s) + limit))
 # An await that outlives OPERATIONBRIDGE_STUCK_AWAIT_SECONDS prints its wait graph (the package
 # does; .ci/run sets the variable). The first time one does, the threads are printed as well,
 # while the await is still stuck: a Swift Testing time limit would otherwise fail the test and
-# let the run go on, with nothing saying what each thread was doing.
+# let the run go on, with nothing saying what each thread was doing. But `swift test` relays the
+# test process's standard error and holds it until the process exits (checked: a line written
+# at once reached the output 8.8 s later, when its 8 s test ended; CI72's one report came at the
+# end, and no threads were printed), so the report mostly arrives too late for this; the first
+# time limit a test exceeds — an issue in the event stream, which the test process writes itself
+# — prints the threads too, when other tests keep the process running.
 threads_shown=false
+stuck_or_timed_out() {
+    grep -q '^OperationBridge: .* has been waiting for more than' "$output" && return 0
+    [[ -n "${TEST_EVENTS:-}" && -f "$TEST_EVENTS" ]] && grep -q 'Time limit was exceeded' "$TEST_EVENTS"
+}
 while kill -0 "$group" 2>/dev/null; do
     if (($(date +%s) >= deadline)); then
         printf '\n=== TIME LIMIT: %s s reached, stopped: %s ===\n' "$limit" "$*"
@@ -72,9 +82,9 @@ while kill -0 "$group" 2>/dev/null; do
         python3 "$(dirname "$0")/unfinished-tests.py" "$output" ${TEST_EVENTS:+"$TEST_EVENTS"}
         exit 124
     fi
-    if ! $threads_shown && grep -q '^OperationBridge: .* has been waiting for more than' "$output"; then
+    if ! $threads_shown && stuck_or_timed_out; then
         threads_shown=true
-        dump_threads "at the first stuck-await report"
+        dump_threads "at the first stuck-await report or exceeded time limit"
     fi
     sleep 2
 done

@@ -167,6 +167,45 @@ final class Step: AsyncOperation, @unchecked Sendable {
 }
 
 /// Counts callbacks and resumes a waiter when `target` is reached.
+/// A chain written by hand with Foundation dependencies, without the package: `count`
+/// `BlockOperation`s, each depending on the one before it, made up front (as the chain row
+/// makes its steps); each adds the next to `queue` as it runs, and the queue starts that one
+/// once its dependency has finished. What any chain of dependent operations costs on an
+/// `OperationQueue`: ``runHandWrittenChain(_:on:)`` plus Foundation's dependency bookkeeping per
+/// step.
+func runHandWrittenDependencyChain(_ count: Int, on queue: OperationQueue) async {
+    let countdown = Countdown(count)
+    var operations = dependencyChain(count) { BlockOperation() }
+    for index in 0..<count {
+        // Unretained: `operations` keeps every step alive until the chain has run, and a strong
+        // capture would make a cycle with the next step's dependency on this one.
+        let next = index + 1 < count ? Unmanaged.passUnretained(operations[index + 1]) : nil
+        operations[index].addExecutionBlock {
+            countdown.tick()
+            if let next { queue.addOperation(next.takeUnretainedValue()) }
+        }
+    }
+    queue.addOperation(operations[0])
+    await countdown.wait()
+    // Every step has been added: once they have all finished, the queue holds none of them, and
+    // releasing from the tail frees each step while the array still holds its dependency —
+    // never the whole chain recursively from its last step.
+    await queue.drain()
+    while operations.popLast() != nil {}
+}
+
+/// `count` operations made by `make`, each depending on the one before it.
+func dependencyChain<Step: Operation>(_ count: Int, _ make: () -> Step) -> [Step] {
+    var operations: [Step] = []
+    operations.reserveCapacity(count)
+    for index in 0..<count {
+        let step = make()
+        if index > 0 { step.addDependency(operations[index - 1]) }
+        operations.append(step)
+    }
+    return operations
+}
+
 final class Countdown: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
@@ -225,39 +264,50 @@ final class Sum: @unchecked Sendable {
     var value: Int { lock.withLock { total } }
 }
 
-/// The async lock a team writes by hand: a flag and a FIFO of continuations behind an `NSLock`,
-/// each release handing the lock to the first waiter.
-///
-/// Safety: `isLocked` and `waiters` are only touched while holding `lock`.
-final class HandWrittenAsyncLock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var isLocked = false
-    private var waiters: [UnsafeContinuation<Void, Never>] = []
+/// The async lock a team writes by hand: a semaphore of one place.
+final class HandWrittenAsyncLock: Sendable {
+    private let places = HandWrittenAsyncSemaphore(places: 1)
 
     func withLock<Result>(_ body: () async -> Result) async -> Result {
-        await acquire()
-        defer { release() }
+        await places.acquire()
+        defer { places.release() }
         return await body()
     }
+}
 
-    private func acquire() async {
+/// The async semaphore a team writes by hand: a count of free places and a FIFO of continuations
+/// behind an `NSLock`, each release handing its place to the first waiter.
+///
+/// Safety: `free` and `waiters` are only touched while holding `lock`.
+final class HandWrittenAsyncSemaphore: @unchecked Sendable {
+    private let lock = NSLock()
+    private var free: Int
+    private var waiters: [UnsafeContinuation<Void, Never>] = []
+
+    init(places: Int) {
+        free = places
+    }
+
+    /// Takes a place, waiting for one when none is free.
+    func acquire() async {
         await withUnsafeContinuation { continuation in
             lock.lock()
-            if isLocked {
+            if free == 0 {
                 waiters.append(continuation)
                 lock.unlock()
             } else {
-                isLocked = true
+                free -= 1
                 lock.unlock()
                 continuation.resume()
             }
         }
     }
 
-    private func release() {
+    /// Gives a place back: to the first waiter, if any.
+    func release() {
         lock.lock()
         if waiters.isEmpty {
-            isLocked = false
+            free += 1
             lock.unlock()
         } else {
             let next = waiters.removeFirst()
@@ -265,6 +315,30 @@ final class HandWrittenAsyncLock: @unchecked Sendable {
             next.resume()
         }
     }
+}
+
+/// Streaming by hand, without the package: a detached task adds one `BlockOperation` per input
+/// once a place is free (at most `maxInFlight` inputs between the add and the loop), each block
+/// hands its input to an `AsyncStream`, and the loop gives a place back for each input it takes.
+/// The floor of any bounded stream through an `OperationQueue`: the producer woken, and an
+/// operation added, once per input. Returns how many inputs the loop took.
+func runHandWrittenStream(_ count: Int, maxInFlight: Int, on queue: OperationQueue) async -> Int {
+    let places = HandWrittenAsyncSemaphore(places: maxInFlight)
+    let (inputs, continuation) = AsyncStream.makeStream(of: Int.self)
+    let producer = Task.detached {
+        for index in 0..<count {
+            await places.acquire()
+            queue.addOperation { continuation.yield(index) }
+        }
+    }
+    var taken = 0
+    for await _ in inputs {
+        places.release()
+        taken += 1
+        if taken == count { break }
+    }
+    await producer.value
+    return taken
 }
 
 /// A chain written by hand with no dependencies at all: each `BlockOperation` adds the next one

@@ -432,6 +432,27 @@ struct Scenarios {
                     })
                 rows.append(
                     await compare(
+                        "\(graphSize) BlockOperations with Foundation dependencies chained by hand vs \(graphSize) independent operations",
+                        rounds: rounds, target: nil,
+                        note:
+                            "for information: the floor of a chain whose steps depend on each other, without the package, against the chain row's baseline"
+                    ) {
+                        await runHandWrittenDependencyChain(graphSize, on: OperationQueue())
+                    } baseline: {
+                        await independent()
+                    })
+                rows.append(
+                    try await compare(
+                        "\(graphSize)-step chain through Pipeline vs BlockOperations with Foundation dependencies by hand",
+                        rounds: rounds, target: nil,
+                        note: "for information: what the package adds to a chain of dependent operations"
+                    ) {
+                        try await runPipeline(chain(graphSize))
+                    } baseline: {
+                        await runHandWrittenDependencyChain(graphSize, on: OperationQueue())
+                    })
+                rows.append(
+                    await compare(
                         "\(graphSize) BlockOperations chained by hand vs \(graphSize) independent operations",
                         rounds: rounds, target: nil,
                         note: "for information: the floor of any chain on a queue against the chain row's baseline"
@@ -545,6 +566,17 @@ struct Scenarios {
 
         if wanted("streaming") {
             let streamCount = options.size(100_000)
+            // The streaming rows' baseline: the same operations made up front and handed to
+            // `results(of:)`, on a queue of width 8.
+            @Sendable func streamingBaseline() async {
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = 8
+                var count = 0
+                for await element in try! queue.results(of: (0..<streamCount).map(ValueOperation.init)) {
+                    if case .success = element.result { count += 1 }
+                }
+                precondition(count == streamCount)
+            }
             rows.append(
                 await compare(
                     "\(streamCount) inputs streamed through width 8", rounds: rounds, target: 1.20,
@@ -560,13 +592,21 @@ struct Scenarios {
                     }
                     precondition(count == streamCount)
                 } baseline: {
+                    await streamingBaseline()
+                })
+            rows.append(
+                await compare(
+                    "\(streamCount) inputs streamed by hand through width 8, without the package", rounds: rounds,
+                    target: nil,
+                    note:
+                        "for information: the floor of a bounded stream (a task adding a BlockOperation per free place), against the row above's baseline"
+                ) {
                     let queue = OperationQueue()
                     queue.maxConcurrentOperationCount = 8
-                    var count = 0
-                    for await element in try! queue.results(of: (0..<streamCount).map(ValueOperation.init)) {
-                        if case .success = element.result { count += 1 }
-                    }
+                    let count = await runHandWrittenStream(streamCount, maxInFlight: 8, on: queue)
                     precondition(count == streamCount)
+                } baseline: {
+                    await streamingBaseline()
                 })
             #if os(macOS) || os(Linux)
                 rows.append(streamingPeakMemory(short: options.size(100_000), long: options.size(1_000_000)))
@@ -641,14 +681,7 @@ struct Scenarios {
     }
 
     private func chain(_ count: Int) -> [Operation] {
-        var operations: [Operation] = []
-        operations.reserveCapacity(count)
-        for index in 0..<count {
-            let step = Step()
-            if index > 0 { step.addDependency(operations[index - 1]) }
-            operations.append(step)
-        }
-        return operations
+        dependencyChain(count) { Step() as Operation }
     }
 
     private func fanOut(_ count: Int) -> [Operation] {

@@ -123,7 +123,11 @@ struct ChainedAsyncResultOperationTests {
             let upstream = ProbeResultOperation<PlainError>(.inMain(.success(41)))
             upstreamReference = WeakBox(upstream)
             chained.takeInput(from: upstream)
-            queue.addOperationsWithoutWaiting([chained, upstream])
+            // Started here, not queued: a queue's worker thread lets go of an operation it ran
+            // only after its finish has been told, so the upstream could outlive the await by a
+            // moment in a queue's hands (CI76, under ThreadSanitizer). Only the step may keep it.
+            upstream.start()
+            queue.addOperation(chained)
             #expect(try await chained.bridge.value == 41)
             try await queue.waitForAllOperations()
             // Foundation's dependency is the step's only reference left to its upstream.

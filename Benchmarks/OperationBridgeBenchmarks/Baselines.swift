@@ -166,7 +166,6 @@ final class Step: AsyncOperation, @unchecked Sendable {
     }
 }
 
-/// Counts callbacks and resumes a waiter when `target` is reached.
 /// A chain written by hand with Foundation dependencies, without the package: `count`
 /// `BlockOperation`s, each depending on the one before it, made up front (as the chain row
 /// makes its steps); each adds the next to `queue` as it runs, and the queue starts that one
@@ -195,17 +194,18 @@ func runHandWrittenDependencyChain(_ count: Int, on queue: OperationQueue) async
 }
 
 /// `count` operations made by `make`, each depending on the one before it.
-func dependencyChain<Step: Operation>(_ count: Int, _ make: () -> Step) -> [Step] {
-    var operations: [Step] = []
+func dependencyChain<Link: Operation>(_ count: Int, _ make: () -> Link) -> [Link] {
+    var operations: [Link] = []
     operations.reserveCapacity(count)
     for index in 0..<count {
-        let step = make()
-        if index > 0 { step.addDependency(operations[index - 1]) }
-        operations.append(step)
+        let link = make()
+        if index > 0 { link.addDependency(operations[index - 1]) }
+        operations.append(link)
     }
     return operations
 }
 
+/// Counts callbacks and resumes a waiter when `target` is reached.
 final class Countdown: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()

@@ -193,6 +193,28 @@ func runHandWrittenDependencyChain(_ count: Int, on queue: OperationQueue) async
     while operations.popLast() != nil {}
 }
 
+/// A fan-out written by hand with Foundation dependencies, without the package: `count`
+/// `BlockOperation`s, each depending on one source, made up front (as the fan-out row makes
+/// them); the source's completion block adds them all with one `addOperations` call once it has
+/// finished, so each is ready when added (added before, Linux's queue would rescan every pending
+/// dependent at each readiness change: quadratic). What a fan-out of dependent operations costs
+/// on an `OperationQueue` without the package.
+func runHandWrittenDependencyFanOut(_ count: Int, on queue: OperationQueue) async {
+    let countdown = Countdown(count)
+    let source = BlockOperation()
+    let dependents = (0..<count).map { _ in
+        let dependent = BlockOperation { countdown.tick() }
+        dependent.addDependency(source)
+        return dependent
+    }
+    source.completionBlock = { queue.addOperations(dependents, waitUntilFinished: false) }
+    queue.addOperation(source)
+    await countdown.wait()
+    await queue.drain()
+    // The completion block holds the dependents, which hold the source: break the cycle.
+    source.completionBlock = nil
+}
+
 /// `count` operations made by `make`, each depending on the one before it.
 func dependencyChain<Link: Operation>(_ count: Int, _ make: () -> Link) -> [Link] {
     var operations: [Link] = []

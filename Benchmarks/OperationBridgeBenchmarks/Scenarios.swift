@@ -472,6 +472,27 @@ struct Scenarios {
                     } baseline: {
                         await independent()
                     })
+                rows.append(
+                    await compare(
+                        "\(graphSize) BlockOperations depending on one, by hand vs \(graphSize) independent operations",
+                        rounds: rounds, target: nil,
+                        note:
+                            "for information: the floor of a fan-out of dependent operations, without the package (the source's completion block adds its dependents), against the fan-out row's baseline"
+                    ) {
+                        await runHandWrittenDependencyFanOut(graphSize, on: OperationQueue())
+                    } baseline: {
+                        await independent()
+                    })
+                rows.append(
+                    try await compare(
+                        "\(graphSize) fan-out through Pipeline vs BlockOperations depending on one by hand",
+                        rounds: rounds, target: nil,
+                        note: "for information: what the package adds to a fan-out of dependent operations"
+                    ) {
+                        try await runPipeline(fanOut(graphSize))
+                    } baseline: {
+                        await runHandWrittenDependencyFanOut(graphSize, on: OperationQueue())
+                    })
             }
             if wanted("growth") {
                 let small = graphSize / 4

@@ -8,7 +8,7 @@ import Testing
 /// that order, and what it must not change — a task cancelled before the call still cancels the
 /// operation before any queue can start it, no operation is lost, and no admission claim or
 /// blocked slot is left behind.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct AdmissionOrderTests {
     /// Records, as each of the package's operations is added, how many waiters it has.
     final class RecordingQueue: OperationQueue, @unchecked Sendable {

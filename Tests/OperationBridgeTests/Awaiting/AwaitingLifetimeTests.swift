@@ -9,7 +9,7 @@ import Testing
 ///
 /// Each operation holds a ``ReleaseProbe``; the test waits for its signal (no polling), then
 /// checks a weak reference.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct AwaitingLifetimeTests {
     enum Kind: String, CaseIterable, Sendable {
         /// An `AsyncResultOperation` subclass: observed directly.

@@ -7,7 +7,7 @@ import Testing
 ///
 /// Where a test starts an awaiting task and then enqueues or finishes the operation, the task
 /// may register before or after that: both orders must give the same answer.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct AwaitingResultOperationTests {
     enum LaterStart: String, CaseIterable, Sendable {
         case queued

@@ -9,7 +9,7 @@ import Testing
 ///
 /// Sizes scale with `OPERATIONBRIDGE_STRESS_SCALE`; each run prints its seed, and
 /// `OPERATIONBRIDGE_STRESS_SEED` replays it.
-@Suite(.timeLimit(.minutes(20)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 20)))
 struct AwaitingStressTests {
     /// The ways an awaiter can await: the three non-owning APIs and the two owning
     /// run-and-await APIs.

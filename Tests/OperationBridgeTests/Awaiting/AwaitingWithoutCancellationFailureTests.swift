@@ -5,7 +5,7 @@ import Testing
 /// A `Failure` that cannot express cancellation: such operations end cancelled *without* a
 /// result. `value` is not offered for them (there would be nothing to throw — a compile-time
 /// property that a test cannot check); `outcome` and `runForOutcome` answer `nil`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct AwaitingWithoutCancellationFailureTests {
     enum NoResultCase: String, CaseIterable, Sendable {
         /// Cancelled before its queue started it.

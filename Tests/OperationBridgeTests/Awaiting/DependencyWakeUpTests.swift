@@ -9,7 +9,7 @@ import Testing
 /// facts"). Whatever the package adds to a queue still runs. The race is made certain: the
 /// operation's readiness is read, then the dependency finishes, then the stale read is returned.
 /// Linux only: Darwin's queue follows readiness by KVO.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct DependencyWakeUpTests {
     #if !canImport(Darwin)
         enum Entry: CaseIterable, Sendable {

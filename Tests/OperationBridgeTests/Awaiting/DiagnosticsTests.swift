@@ -4,7 +4,7 @@ import Testing
 
 /// A stuck await can explain itself: `pendingDiagnostics` describes why an operation has not
 /// finished, and `OPERATIONBRIDGE_STUCK_AWAIT_SECONDS` logs awaits that last too long.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct DiagnosticsTests {
     @Test("An operation whose dependency was never queued: both are described")
     func unqueuedDependency() {

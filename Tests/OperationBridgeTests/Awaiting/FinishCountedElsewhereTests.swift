@@ -15,7 +15,7 @@ import Testing
     /// of its own, which is held inside its notifications (by the cancellation of the
     /// operation's running-time limit, on a clock of the test's) until the queue thread has
     /// counted the operation.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
     struct FinishCountedElsewhereTests {
         /// How long a blocked thread waits for the step it needs, beyond the suite's time limit:
         /// the whole suite at once can keep a task from running for most of a minute, and only

@@ -8,7 +8,7 @@ import Testing
     /// behaviour it stands on, exactly-once callbacks, and its lifetime — an operation refers to its
     /// dependents through unretained pointers, so a probe must stay alive while it is linked and be
     /// unlinked before it goes.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
     struct FinishProbeTests {
         /// The thread a callback runs on, comparable across closures.
         private static func currentThread() -> UInt { UInt(pthread_self()) }

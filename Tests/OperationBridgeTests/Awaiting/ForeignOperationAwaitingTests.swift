@@ -5,7 +5,7 @@ import Testing
 /// Awaiting operations that are not the package's: a hand-written asynchronous subclass with
 /// KVO-style overrides, and `BlockOperation`. There is no KVO on Linux, and `completionBlock`
 /// belongs to the user: the bridge must use neither.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ForeignOperationAwaitingTests {
     enum StartMode: String, CaseIterable, Sendable {
         case queued

@@ -5,7 +5,7 @@ import Testing
 /// Priority: awaiting an operation from a task raises the operation's quality of service to the
 /// task's priority, never lowers it. The mapping between `QualityOfService` and `TaskPriority`
 /// is a `switch`/comparison, never raw values (they differ between Linux and Apple platforms).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct PriorityTests {
     @Test(
         "TaskPriority from QualityOfService",

@@ -8,7 +8,7 @@ import Testing
 ///
 /// The awaiting tasks return a snapshot of `isFinished` taken the moment they were answered,
 /// so an early answer fails the test whatever the timing.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct QueueDrainTests {
     @Test("waitUntilAllFinished: operations of several kinds, in two queues, finishing in any order")
     func waitUntilAllFinishedForASet() async throws {

@@ -5,7 +5,7 @@ import Testing
 /// Work running in a queue slot that awaits another operation waiting for a slot of the same,
 /// saturated queue would wait forever: the package detects it and traps with a message that says
 /// what happened and what to do. The task's priority follows the queue's quality of service.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct QueueSlotsTests {
     #if EXIT_TESTS
         @Test("An addTask closure awaiting another addTask of its width-1 queue traps, saying why")

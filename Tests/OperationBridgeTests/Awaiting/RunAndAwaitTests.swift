@@ -5,7 +5,7 @@ import Testing
 /// Run-and-await: `queue.run(_:)`, `runForOutcome(_:)` and `runUntilFinished(_:)` enqueue an
 /// operation and await it. The awaiting task owns the operation: cancelling the task cancels
 /// the operation, and the task gets the operation's own cancellation failure.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct RunAndAwaitTests {
     /// Runs `operation` in a task and hands back what `run` returned or threw (typed).
     private func runInTask(
@@ -228,7 +228,7 @@ struct RunAndAwaitTests {
 /// suite on two cores, the pool's queue is long and they took 51 s (CI60) and over 60 s when
 /// the machine was busier still (CI62): the time limit only guards against a hang, so it is
 /// three minutes here.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 3)))
 struct SerialQueueAwaitTests {
     enum Arrival: String, CaseIterable, Sendable {
         case concurrently

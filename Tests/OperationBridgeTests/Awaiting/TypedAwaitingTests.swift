@@ -6,7 +6,7 @@ import Testing
 /// cancellation, `any Error` for `any Error`, and answer an optional for `Never`; for every
 /// `Failure` — the way for legacy error enums without a `cancelled` case, where `value` and
 /// `run` are unavailable — `outcomeValue` and `runForOutcomeValue` throw `OperationFailure`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct TypedAwaitingTests {
     /// A legacy error enum: no `cancelled` case, no upstream case.
     enum LookupError: Error, Equatable {
@@ -180,7 +180,7 @@ struct TypedAwaitingTests {
 
 /// A decided outcome is answered at once: an operation cancelled (or given its result) before it
 /// started will never run, and nothing can change its outcome — also when it is never queued.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct DecidedOutcomeTests {
     @Test("value of an operation cancelled but never queued answers its cancellation at once")
     func cancelledNeverQueued() async {

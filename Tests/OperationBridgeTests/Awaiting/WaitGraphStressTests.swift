@@ -10,7 +10,7 @@ private final class QuickStep: AsyncOperation, @unchecked Sendable {
 /// Wait graphs taken over and over while random graphs of operations run — with dependencies,
 /// exclusivity keys, pauses, slots — through a queue or a pipeline: every snapshot is well formed,
 /// reading never changes what runs (everything finishes), and the last one is empty.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 5)))
 struct WaitGraphStressTests {
     @Test("Snapshots taken while random graphs run are well formed and change nothing")
     func snapshotsWhileRunning() async throws {

@@ -54,7 +54,7 @@ func until(_ condition: () -> Bool) async {
 
 /// `queue.waitGraph` and `pipeline.waitGraph`: every kind of wait, as text and as DOT, and the
 /// stability of both.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct WaitGraphTests {
     @Test("A dependency that was never queued: the chain ends at it, outside the queue")
     func dependency() async {

@@ -26,7 +26,7 @@ import Testing
 ///
 /// 4,000 rounds by default; `OPERATIONBRIDGE_STRESS_SCALE` scales them,
 /// `OPERATIONBRIDGE_STRESS_SEED` replays a run (the seed is printed).
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 10)))
 struct ComposedConditionStressTests {
     @Test("Composed and producing conditions racing cancellation never run main() past a verdict, never hang")
     func composedConditionsUnderRaces() async throws {

@@ -25,7 +25,7 @@ import Testing
 ///
 /// 10,000 rounds by default; `OPERATIONBRIDGE_STRESS_SCALE` scales them (CI's ThreadSanitizer
 /// run uses 0.2), `OPERATIONBRIDGE_STRESS_SEED` replays a run (the seed is printed).
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 10)))
 struct ConditionStressTests {
     @Test("A failed condition never runs main(), on busy queues of random width")
     func failedConditionNeverRuns() async throws {

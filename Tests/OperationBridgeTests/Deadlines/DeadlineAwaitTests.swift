@@ -18,7 +18,7 @@ enum LookupFailure: Error, Equatable {
 }
 
 /// Awaits with a time limit, driven by a test clock: the time is up only when the test says so.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct DeadlineAwaitTests {
     @Test("The time runs out: the operation is cancelled and the await returns at once, even if the work goes on")
     func timeoutCancelsAndReturns() async throws {

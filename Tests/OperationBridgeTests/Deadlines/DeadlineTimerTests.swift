@@ -7,7 +7,7 @@ import Testing
 /// test moves the way a device's clocks move: asleep (the clock and the wall clock go on, uptime
 /// stays put), awake, or with the wall clock set. Every wake-up is one the test makes, so nothing
 /// here waits for real time.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct DeadlineTimerTests {
     @Test("After a sleep that passed a deadline, the wall-clock wake-up runs it at once, not after more uptime")
     func wakeFromSleepRunsWhatTheSleepPassed() {

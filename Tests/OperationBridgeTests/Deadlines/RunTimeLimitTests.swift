@@ -4,7 +4,7 @@ import Testing
 
 /// Time limits on a whole `Pipeline` or results sequence, and `run(_:deadline:)`, driven by a
 /// test clock.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct RunTimeLimitTests {
     @Test("Pipeline, cancelAndReturn: awaits return at the deadline although a step ignores cancellation")
     func pipelineCancelAndReturn() async throws {

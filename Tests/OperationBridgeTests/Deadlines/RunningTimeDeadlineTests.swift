@@ -5,7 +5,7 @@ import Testing
 /// Running-time limits until an instant (`limitRunningTime(until:clock:)`, ProcedureKit's
 /// `TimeoutObserver(until:)`), driven by a test clock: the same limit as a duration, with a
 /// deadline fixed when it is set.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct RunningTimeDeadlineTests {
     @Test("The deadline is an instant: time spent pending counts, and the operation times out at it")
     func deadlineIsAnInstant() async throws {

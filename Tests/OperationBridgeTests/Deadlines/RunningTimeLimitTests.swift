@@ -4,7 +4,7 @@ import Testing
 
 /// Operations with a time limit of their own (`limitRunningTime(to:clock:)`), driven by a test
 /// clock: measured from the start, reported as a timeout, never outliving the operation.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct RunningTimeLimitTests {
     @Test("The limit counts from the start, not from the queueing, and times the operation out")
     func countsFromTheStart() async throws {

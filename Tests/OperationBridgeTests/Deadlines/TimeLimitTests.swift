@@ -5,7 +5,7 @@ import Testing
 /// `within:` on every await (issue 35 items 6 and 7): the awaits that exist without a limit exist
 /// with one, for every `Failure`, each answering in its own typed way. Driven by a test clock:
 /// the time is up only when the test says so.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct TimeLimitTests {
     @Test("Never: value(within:) and run(_:within:) answer nil when the time runs out, and the operation is timed out")
     func neverAnswersNil() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// Delayed starts (`delayStart`, `addOperation(_:after:)`, `addTask(after:)`), driven by a test
 /// clock: no slot taken while waiting, cancellable while waiting, no timer left behind.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct DelayedStartTests {
     @Test("A delayed operation waits without a slot: a width-1 queue runs others meanwhile")
     func waitsWithoutASlot() async throws {

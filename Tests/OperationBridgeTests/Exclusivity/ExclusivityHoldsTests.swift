@@ -4,7 +4,7 @@ import Testing
 
 /// Re-entry: a holder's own code enters a key it holds instead of waiting for itself (issue 36,
 /// item 3) — and everyone else still waits, in order; a wait for a key explains itself.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ExclusivityHoldsTests {
     @Test("withExclusiveAccess inside withExclusiveAccess for the same key runs at once")
     func nestedTaskReentry() async throws {

@@ -6,7 +6,7 @@ import Testing
 /// A serial `OperationQueue` as an actor's executor: the actor's jobs are operations of the
 /// queue, so actor methods and legacy operations form one serialization domain, in the queue's
 /// order, under its suspension, and legacy code may assume the actor's isolation.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct OperationQueueExecutorTests {
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("An actor method runs inside an operation of the queue")

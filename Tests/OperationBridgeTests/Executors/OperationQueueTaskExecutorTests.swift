@@ -4,7 +4,7 @@ import Testing
 
 /// An `OperationQueue` as a task executor: async code that prefers it runs its jobs as
 /// operations of the queue, within the queue's width and under its suspension.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct OperationQueueTaskExecutorTests {
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("Code under withTaskExecutorPreference runs in operations of the queue, before and after suspending")

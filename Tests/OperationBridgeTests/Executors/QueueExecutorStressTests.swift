@@ -6,7 +6,7 @@ import Testing
 /// queue: nothing ever overlaps (the state they share has no lock: ThreadSanitizer and a
 /// trapping flag watch it), every call is answered, and what the queue orders stays in order —
 /// with suspensions, `cancelAllOperations()` and task cancellations mid-stream.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 10)))
 struct QueueExecutorStressTests {
     /// One piece of work of a randomized plan.
     enum Action: CaseIterable {

@@ -26,7 +26,7 @@ private final class SlotCheckingOperation: AsyncOperation, @unchecked Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct AsyncOperationTests {
     // MARK: - Lifecycle and notifications
 

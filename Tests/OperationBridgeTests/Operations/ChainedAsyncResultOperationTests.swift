@@ -13,7 +13,7 @@ private final class IncrementOperation: ChainedAsyncResultOperation<Int, Int, an
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ChainedAsyncResultOperationTests {
     private static func passThrough<Failure: Error>(_ failure: Failure) -> @Sendable (Int?) -> Result<Int, Failure> {
         { input in input.map { .success($0) } ?? .failure(failure) }

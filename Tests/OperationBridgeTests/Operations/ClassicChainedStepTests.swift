@@ -76,7 +76,7 @@ private final class CancellationOnlyStep: ChainedAsyncResultOperation<URL, Strin
 /// Item 1 of issue 35: a classic chained step whose `Failure` cannot say "the upstream failed"
 /// behaves as its hand-copied base class did — `main()` runs with a nil input and the step
 /// reports its own failure; it always ends with a result, and `isCancelled` agrees with it.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ClassicChainedStepTests {
     enum UpstreamEnding: String, CaseIterable, Sendable {
         case failed

@@ -153,7 +153,7 @@ private let finishOnAnotherThread: @Sendable (@escaping @Sendable () -> Void) ->
     DispatchQueue.global().async { finish() }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ClassicCompatibilityTests {
     // MARK: - Differential: hand-written Foundation subclass vs AsyncOperation
 

@@ -2,7 +2,7 @@ import Foundation
 import OperationBridge
 import Testing
 
-@Suite(.timeLimit(.minutes(20)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 20)))
 struct LifecycleStressTests {
     // MARK: - cancelAllOperations over many mixed operations
 

@@ -8,7 +8,7 @@ import Testing
 /// must not change: an identifier is never handed out twice while the list lives — also once
 /// every entry is gone, and across the counter's wrap-around while an entry still uses it — and
 /// a copy of the list is a value.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ObserverListTests {
     typealias List = LifecycleStateMachine.ObserverList
 

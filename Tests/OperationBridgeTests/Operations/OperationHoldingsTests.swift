@@ -11,7 +11,7 @@ import Testing
 /// "Memory per operation"). These tests pin what that must not change: cancellation reaches the
 /// task wherever it is kept, the queue stays known until the work starts, and a callback set
 /// after the result is neither called nor kept.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct OperationHoldingsTests {
     /// When the operation gets its rarely used state (here: its progress is asked for).
     enum RareStateMoment: String, CaseIterable, CustomTestStringConvertible {

@@ -78,7 +78,7 @@ struct ReleasesOutsideLocksTests {
 
     @Test(
         "Replacing a pipeline's pending running-time limit releases the old clock after the lock",
-        .timeLimit(.minutes(1)))
+        .timeLimit(Stress.timeLimit(minutes: 1)))
     func replacingAPipelineLimitReleasesTheOldClockAfterTheLock() throws {
         let pipeline = try Pipeline([ControlledOperation<Int, CancellationError>(.success(1))], on: OperationQueue())
         let released = Trigger()

@@ -6,7 +6,7 @@ import Testing
 /// an upstream failure reports that failure — directly, through glue operations, transitively,
 /// under either failure policy, in pipelines and in results sequences. Only a real cancellation
 /// reads as one.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct FailureCauseTests {
     /// `a → glue → c`, with `c` taking its input from `a`: the example.
     @Test(

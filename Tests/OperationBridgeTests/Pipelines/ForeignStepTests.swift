@@ -76,7 +76,7 @@ private final class ClassicCancellableStep: AsyncResultOperation<Int, ClassicCan
 /// Item 2 of issue 35: wherever the package schedules them, operations that are not the
 /// package's run after their dependencies whatever their outcome, as Foundation runs them; only
 /// the package's own steps skip with the root cause, which still passes through them.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ForeignStepTests {
     enum Scheduling: String, CaseIterable, Sendable {
         /// `queue.addOperations(_:waitUntilFinished:)`: what Foundation does.

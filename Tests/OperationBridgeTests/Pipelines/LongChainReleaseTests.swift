@@ -13,7 +13,7 @@ import Testing
 ///
 /// 100,000 steps by default (`OPERATIONBRIDGE_STRESS_SCALE` scales it; the sanitizer runs use
 /// 20,000, still far deeper than the stack allows for a recursive release).
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 5)))
 struct LongChainReleaseTests {
     static let length = Stress.iterations(100_000)
 

@@ -4,7 +4,7 @@ import Testing
 
 /// A dependency cycle that passes through an operation outside the set could never finish:
 /// pipelines and results sequences report it before anything runs, instead of hanging.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct OutsideCycleTests {
     @Test("A cycle through an operation outside the pipeline is a dependencyCycle error")
     func cycleThroughAnOutsideOperation() throws {

@@ -91,7 +91,7 @@ private enum SlowToStopError: Error, UpstreamFailureRepresentable {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct PipelineFailurePolicyTests {
     @Test func cancelDependentsIsTheDefault() async throws {
         let graph = FailureGraph()

@@ -275,7 +275,7 @@ private struct RunLeftovers {
     var pipeline: WeakBox<Pipeline>?
 }
 
-@Suite(.timeLimit(.minutes(20)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 20)))
 struct PipelineRandomGraphTests {
     @Test func randomGraphsKeepDependencyOrderAnswerEveryAwaiterAndLeakNothing() async throws {
         let seed = Stress.seed()

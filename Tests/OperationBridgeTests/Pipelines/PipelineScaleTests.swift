@@ -4,7 +4,7 @@ import Testing
 
 /// Large graphs complete through a pipeline. No timing assertion: the cost is measured by the
 /// benchmark, not by tests.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct PipelineScaleTests {
     static let size = 2_000
 

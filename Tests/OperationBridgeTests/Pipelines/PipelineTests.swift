@@ -14,7 +14,7 @@ private func recordingStep(
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct PipelineTests {
     @Test(
         "A fan-out's dependents go to the queue in batches of up to 256 when their source finishes; so do independent steps"

@@ -28,7 +28,7 @@ private final class LegacyParseStep: ChainedAsyncResultOperation<Int, Int, Legac
 /// Item 3 of issue 35: `rootFailure` is where the failure started, through steps of any
 /// `Failure` type — also through a step that could only stand in for it with its cancellation
 /// value, and through one that ran without its input and reported its own failure.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct RootFailureTests {
     enum Scheduling: String, CaseIterable, Sendable {
         /// Added to a queue, as classic code does.

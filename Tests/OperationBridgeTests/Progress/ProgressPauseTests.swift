@@ -6,7 +6,7 @@ import Testing
 /// `TestProgress.test_handlers`): pausing an operation's Foundation progress, or an ancestor of
 /// it, holds the operation back; resuming it lets it run; the operation's own pause marks its
 /// Foundation progress paused. On Linux the view acts before `pause()` returns.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct ProgressPauseTests {
     @Test(
         "A parent's pause and resume reach the operation through its view (corelibs test_handlers), and the parent's own handlers still run"

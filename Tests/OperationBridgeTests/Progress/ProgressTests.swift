@@ -397,7 +397,7 @@ struct ProgressTests {
     }
 }
 
-@Suite("Progress: Foundation", .timeLimit(.minutes(1)))
+@Suite("Progress: Foundation", .timeLimit(Stress.timeLimit(minutes: 1)))
 struct FoundationProgressTests {
     @Test("foundationProgress follows the reports, completes on finish, and is the same object every time")
     func foundationProgressFollows() async {

@@ -5,7 +5,7 @@ import Testing
     /// A Linux Foundation behaviour the package documents (Design.md, "Platform facts") and must
     /// not rely on: `removeDependency(_:)` of a dependency that has not finished leaves the
     /// operation not ready for good. Pinned here so that a Foundation that fixes it says so.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
     struct RemovedDependencyFactTests {
         @Test("Linux: removing an unfinished dependency leaves the operation not ready")
         func removingAnUnfinishedDependencyLeavesTheOperationNotReady() {

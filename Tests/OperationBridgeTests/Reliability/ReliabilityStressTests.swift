@@ -14,7 +14,7 @@ import Testing
 /// `OPERATIONBRIDGE_STRESS_SCALE` multiplies the number of runs; `OPERATIONBRIDGE_STRESS_SEED`
 /// replays one (the seed is printed).
 @Suite struct ReliabilityStressTests {
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.timeLimit(Stress.timeLimit(minutes: 10)))
     func randomizedGraphsAwaitersAndCancellation() async throws {
         let seed = Stress.seed()
         print("ReliabilityStressTests seed: \(seed) (replay with OPERATIONBRIDGE_STRESS_SEED=\(seed))")

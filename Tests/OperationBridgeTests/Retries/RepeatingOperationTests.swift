@@ -5,7 +5,7 @@ import Testing
 /// `RepeatingOperation` (ProcedureKit's `RepeatProcedure`): polling until a value is done, waits
 /// on a test clock, the last value as the result, failures that stop or continue, cancellation
 /// during an iteration and during a wait, time limits, progress, and randomized races.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct RepeatingOperationTests {
     @Test("Polls until a value is done: that value is the result, after a wait on the clock between runs")
     func pollsUntilDone() async throws {

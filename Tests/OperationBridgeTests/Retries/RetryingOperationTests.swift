@@ -36,7 +36,7 @@ final class ScriptedAttempts<Failure: Error>: Sendable {
 
 /// `RetryingOperation`: attempts, typed failures, backoff on a test clock, cancellation and
 /// time limits during an attempt and during a wait, misuse, and randomized races.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 2)))
 struct RetryingOperationTests {
     @Test("Transient failures are retried until an attempt succeeds; the failures are kept")
     func succeedsAfterTransientFailures() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// How `results(of:)` and `values(of:)` schedule operations that depend on each other: through
 /// the pipeline scheduler, each added to the queue only once its dependencies have finished.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct OperationQueueBatchesTests {
     @Test func aDependentIsQueuedOnlyOnceItsDependencyHasFinished() async throws {
         let queue = OperationQueue()

@@ -12,7 +12,7 @@ private func gatedOperations(_ count: Int) -> (operations: [GatedResultOperation
     return (operations, triggers)
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct OperationResultsTests {
     // MARK: - Order
 

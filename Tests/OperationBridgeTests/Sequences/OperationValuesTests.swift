@@ -35,7 +35,7 @@ enum CancelledOperationEnding: String, CaseIterable, Sendable, CustomStringConve
     var description: String { rawValue }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct OperationValuesTests {
     @Test(arguments: bothResultOrders)
     func valuesOfSuccessfulOperations(order: ResultOrder) async throws {

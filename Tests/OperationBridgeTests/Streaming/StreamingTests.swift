@@ -128,7 +128,7 @@ private final class AsyncPermit: @unchecked Sendable {
     }
 }
 
-@Suite("Streaming: unbounded inputs, bounded memory", .timeLimit(.minutes(2)))
+@Suite("Streaming: unbounded inputs, bounded memory", .timeLimit(Stress.timeLimit(minutes: 2)))
 struct StreamingTests {
     @Test("Every input runs once; never more than maxInFlight at once, never more pulled ahead", arguments: [1, 3, 8])
     func everyInputOnceWithinTheBound(maxInFlight: Int) async {

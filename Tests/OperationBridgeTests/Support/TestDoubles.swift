@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import OperationBridge
 
@@ -154,11 +155,20 @@ struct WeakBox<Object: AnyObject>: @unchecked Sendable {
 /// Sizes of the randomized stress tests.
 ///
 /// `OPERATIONBRIDGE_STRESS_SCALE` multiplies every default size (for example `100` for a long
-/// local run, `0.2` under ThreadSanitizer, which is about ten times slower).
+/// local run, `0.2` under ThreadSanitizer, which is about ten times slower), and above 1 every
+/// suite's time limit (``timeLimit(minutes:)``).
 /// `OPERATIONBRIDGE_STRESS_SEED` replays a run: every stress test prints the seed it used.
 enum Stress {
     static var scale: Double {
         ProcessInfo.processInfo.environment["OPERATIONBRIDGE_STRESS_SCALE"].flatMap(Double.init) ?? 1
+    }
+
+    /// A suite's time limit: `minutes` at the default scale, and as many times longer as a
+    /// ``scale`` above 1 asks. A larger scale makes the stress suites run longer side by side
+    /// with every other suite, so a test waiting its turn for a thread of the loaded machine
+    /// would otherwise be cut off, and then report what the cancellation did to it.
+    static func timeLimit(minutes: Int) -> TimeLimitTrait.Duration {
+        .minutes(Int((Double(minutes) * max(1, scale)).rounded(.up)))
     }
 
     /// `base` scaled by ``scale``, at least 1.

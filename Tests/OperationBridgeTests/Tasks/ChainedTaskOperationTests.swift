@@ -78,7 +78,7 @@ enum MixedChainScenario: String, CaseIterable, Sendable, CustomStringConvertible
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct ChainedTaskOperationTests {
     // MARK: - The mixed chain
 

@@ -2,7 +2,7 @@ import Foundation
 import OperationBridge
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct OperationQueueAddTaskTests {
     @Test func theHandleIsAwaitable() async throws {
         let queue = OperationQueue()

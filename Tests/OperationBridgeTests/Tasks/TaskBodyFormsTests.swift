@@ -10,7 +10,7 @@ import Testing
 /// before (a release too many would crash the AddressSanitizer run). Closures capturing nothing
 /// have no context at all (`nil`), and are stored the same way. CI also runs this suite in an
 /// optimized build, where the reinterpretation is inlined.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct TaskBodyFormsTests {
     /// A typed failure with a payload, so that a closure called with the wrong convention could
     /// not hand it over intact.

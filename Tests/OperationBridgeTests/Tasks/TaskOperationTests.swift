@@ -34,7 +34,7 @@ enum CancellationFlavor: String, CaseIterable, Sendable, CustomStringConvertible
     var description: String { rawValue }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(Stress.timeLimit(minutes: 1)))
 struct TaskOperationTests {
     // MARK: - Results
 
@@ -131,7 +131,7 @@ struct TaskOperationTests {
         #expect(firstFinishedWhenSecondRan.current == true)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(Stress.timeLimit(minutes: 1)))
     func neverMoreClosuresAtOnceThanTheQueueAllows() async throws {
         let count = 50
         let queue = OperationQueue()

@@ -430,27 +430,15 @@ struct Scenarios {
                     } baseline: {
                         await runHandWrittenChain(graphSize, on: OperationQueue())
                     })
-                rows.append(
-                    await compare(
-                        "\(graphSize) BlockOperations with Foundation dependencies chained by hand vs \(graphSize) independent operations",
-                        rounds: rounds, target: nil,
-                        note:
-                            "for information: the floor of a chain whose steps depend on each other, without the package, against the chain row's baseline"
-                    ) {
-                        await runHandWrittenDependencyChain(graphSize, on: OperationQueue())
-                    } baseline: {
-                        await independent()
-                    })
-                rows.append(
-                    try await compare(
-                        "\(graphSize)-step chain through Pipeline vs BlockOperations with Foundation dependencies by hand",
-                        rounds: rounds, target: nil,
-                        note: "for information: what the package adds to a chain of dependent operations"
-                    ) {
-                        try await runPipeline(chain(graphSize))
-                    } baseline: {
-                        await runHandWrittenDependencyChain(graphSize, on: OperationQueue())
-                    })
+                rows += try await foundationFloorRows(
+                    of: "chain", job: "a chain of dependent operations",
+                    byHand: "\(graphSize) BlockOperations with Foundation dependencies chained by hand",
+                    pipeline: "\(graphSize)-step chain through Pipeline",
+                    versus: "BlockOperations with Foundation dependencies by hand",
+                    baseline: "\(graphSize) independent operations", rounds: rounds,
+                    handWritten: { await runHandWrittenDependencyChain(graphSize, on: OperationQueue()) },
+                    throughPipeline: { try await runPipeline(chain(graphSize)) },
+                    baseline: independent)
                 rows.append(
                     await compare(
                         "\(graphSize) BlockOperations chained by hand vs \(graphSize) independent operations",
@@ -472,27 +460,15 @@ struct Scenarios {
                     } baseline: {
                         await independent()
                     })
-                rows.append(
-                    await compare(
-                        "\(graphSize) BlockOperations depending on one, by hand vs \(graphSize) independent operations",
-                        rounds: rounds, target: nil,
-                        note:
-                            "for information: the floor of a fan-out of dependent operations, without the package (the source's completion block adds its dependents), against the fan-out row's baseline"
-                    ) {
-                        await runHandWrittenDependencyFanOut(graphSize, on: OperationQueue())
-                    } baseline: {
-                        await independent()
-                    })
-                rows.append(
-                    try await compare(
-                        "\(graphSize) fan-out through Pipeline vs BlockOperations depending on one by hand",
-                        rounds: rounds, target: nil,
-                        note: "for information: what the package adds to a fan-out of dependent operations"
-                    ) {
-                        try await runPipeline(fanOut(graphSize))
-                    } baseline: {
-                        await runHandWrittenDependencyFanOut(graphSize, on: OperationQueue())
-                    })
+                rows += try await foundationFloorRows(
+                    of: "fan-out", job: "a fan-out of dependent operations",
+                    byHand: "\(graphSize) BlockOperations depending on one, by hand",
+                    pipeline: "\(graphSize) fan-out through Pipeline",
+                    versus: "BlockOperations depending on one by hand",
+                    baseline: "\(graphSize) independent operations", rounds: rounds,
+                    handWritten: { await runHandWrittenDependencyFanOut(graphSize, on: OperationQueue()) },
+                    throughPipeline: { try await runPipeline(fanOut(graphSize)) },
+                    baseline: independent)
             }
             if wanted("growth") {
                 let small = graphSize / 4
@@ -699,6 +675,26 @@ struct Scenarios {
             #endif
         }
         return rows
+    }
+
+    /// Two rows for information that place a `Pipeline` row against Foundation alone: the same
+    /// job written by hand with Foundation dependencies (`handWritten`, named `byHand`) against
+    /// the row's own baseline, and the job through `Pipeline` against that hand-written one.
+    private func foundationFloorRows(
+        of row: String, job: String, byHand: String, pipeline: String, versus: String,
+        baseline baselineName: String, rounds: Int,
+        handWritten: () async -> Void, throughPipeline: () async throws -> Void, baseline: () async -> Void
+    ) async throws -> [Measurement] {
+        [
+            await compare(
+                "\(byHand) vs \(baselineName)", rounds: rounds, target: nil,
+                note: "for information: the floor of \(job), without the package, against the \(row) row's baseline",
+                library: handWritten, baseline: baseline),
+            try await compare(
+                "\(pipeline) vs \(versus)", rounds: rounds, target: nil,
+                note: "for information: what the package adds to \(job)",
+                library: throughPipeline, baseline: handWritten),
+        ]
     }
 
     private func chain(_ count: Int) -> [Operation] {

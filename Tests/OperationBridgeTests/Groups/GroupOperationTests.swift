@@ -64,7 +64,12 @@ struct GroupOperationTests {
             let group = try GroupOperation<Void, any Error>([other, failing], failurePolicy: policy)
             let queue = OperationQueue()
             queue.addOperation(group)
-            try await failing.bridge.waitForCompletion()
+            // Until the group has recorded the failure: an await of `failing` may return before
+            // the group hears of its finish (awaiters are resumed first), and `other` cancelled
+            // meanwhile would be recorded as the first failure (CI83, under AddressSanitizer).
+            for await event in group.childEvents where event.operation === failing && event.event == .finished {
+                break
+            }
             if policy == .cancelDependents {
                 await other.started.wait()
                 #expect(!other.isCancelled && !group.isFinished)
